@@ -85,6 +85,14 @@ func TestCompileSchemaShared(t *testing.T) {
 	if string(before) != string(after) {
 		t.Error("compiling changed the shared definitions")
 	}
+	// A reference written with percent escapes resolves there too, as
+	// typegen declares it.
+	sch = testMethod(conn, `{"type":"object","properties":{"t":{"$ref":"#/components/%73chemas/tag"}},"required":["t"]}`).InputSchema()
+	if sch == nil {
+		t.Fatal("the schema with a percent-encoded reference did not compile")
+	}
+	check(`{"t":"a"}`)
+	check(`{"t":"c"}`, "/t")
 	// A reference that resolves nowhere still fails to compile.
 	if testMethod(conn, `{"$ref":"#/components/schemas/nope"}`).InputSchema() != nil {
 		t.Error("a dangling reference compiled")
@@ -206,5 +214,19 @@ func TestCheckEnum(t *testing.T) {
 	}
 	if small, large := allocs(100), allocs(200); large > 1.5*small {
 		t.Errorf("2,000 items against 200 values take %.0f allocations, against 100 %.0f: each item compared with each value", large, small)
+	}
+}
+
+// A method's search document reads at most maxSearchText bytes of its
+// title and first line, as of the rest of its description: a
+// downstream's megabyte line is not analysed whole.
+func TestSearchDocSummaryBounded(t *testing.T) {
+	line := strings.Repeat("word ", 1<<18)
+	m := testConnector("").newMethod(connectors.Tool{Name: "m", Title: line, Description: line + "\n" + line})
+	d := m.searchDoc()
+	for _, f := range []search.Field{search.Summary, search.Text} {
+		if n := len(d.Fields[f]); n > maxSearchText+len("…") {
+			t.Errorf("field %d of %d bytes, want at most %d", f, n, maxSearchText)
+		}
 	}
 }

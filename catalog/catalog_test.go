@@ -159,3 +159,27 @@ func TestResolveClipsAnUnknownName(t *testing.T) {
 		t.Fatalf("Resolve = %.200v; want the connector's name clipped", err)
 	}
 }
+
+// A problem the validation of a constant argument finds is placed at
+// the literal it is about, found by its JSON pointer as written (a key
+// with "%" in it is not percent-decoded).
+func TestCheckPlacesProblemsAtTheLiteral(t *testing.T) {
+	ctx := context.Background()
+	conn := &fakeConnector{name: "shop", tools: []connectors.Tool{{Name: "tag", SourceName: "tag",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"a%41":{"type":"string","maxLength":2},"b":{"type":"string","maxLength":2}}}`)}}}
+	cat, err := catalog.New(ctx, []catalog.Source{{Connector: conn}}, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"a%41", "b"} {
+		lit := &sandbox.Literal{Kind: "object", Value: json.RawMessage(`{"` + key + `":"long"}`), Line: 1, Col: 10, Props: []sandbox.LiteralProp{
+			{Key: key, Value: &sandbox.Literal{Kind: "string", Value: json.RawMessage(`"long"`), Line: 2, Col: 20}, Line: 2, Col: 14}}}
+		problems, err := cat.Check(ctx, []sandbox.StaticCall{{Connector: "shop", Method: "tag", Line: 1, Col: 7, Args: lit}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(problems) != 1 || problems[0].Line != 2 || problems[0].Col != 20 {
+			t.Errorf("key %q: problems %+v, want one at 2:20", key, problems)
+		}
+	}
+}

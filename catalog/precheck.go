@@ -92,7 +92,7 @@ var structuralKeywords = map[string]bool{"required": true, "additionalProperties
 // literalAt returns the literal at a JSON pointer of lit, or the nearest
 // one above it.
 func literalAt(lit *sandbox.Literal, ptr string) *sandbox.Literal {
-	toks, ok := jsonref.Tokens(ptr)
+	toks, ok := jsonref.Split(ptr)
 	if !ok {
 		return lit
 	}

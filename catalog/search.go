@@ -26,9 +26,10 @@ const maxSearchResults = 20
 // maxSearchQuery bounds a codemode.search query, in bytes.
 const maxSearchQuery = 1000
 
-// maxSearchText is how much of a description (after its first line) the
-// search index reads: the start says what a method does; the rest of a
-// long description mentions many things in passing, and costs time.
+// maxSearchText is how much of a description's first line (with the
+// title) and how much of the rest the search index reads: the start says
+// what a method does; the rest of a long description mentions many
+// things in passing, and costs time, as a downstream's megabyte line would.
 const maxSearchText = 2000
 
 // connectorWeight scales the score of a connector's own search document,
@@ -257,7 +258,7 @@ func (t *Method) searchDoc() search.Doc[*SearchResult] {
 		d.Fields[search.Name] += " " + def.SourceName
 	}
 	first, rest := splitFirstLine(def.Description)
-	d.Fields[search.Summary] = strings.TrimSpace(def.Title + "\n" + first)
+	d.Fields[search.Summary] = short.Clip(strings.TrimSpace(def.Title+"\n"+first), maxSearchText)
 	d.Fields[search.Text] = short.Clip(rest, maxSearchText)
 	d.Fields[search.Params], d.Fields[search.Schema] = schemaText(def.InputSchema)
 	d.Fields[search.Tags] = strings.Join(def.Tags, " ")

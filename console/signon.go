@@ -135,15 +135,7 @@ func (a *auth) addAttempt(at *attempt) {
 	now := a.now()
 	created := func(old *attempt) time.Time { return old.created }
 	evict.MakeRoom(a.attempts, maxAttempts, func(old *attempt) bool { return now.Sub(old.created) >= attemptTTL }, created)
-	theirs := map[string]*attempt{}
-	for state, old := range a.attempts {
-		if old.client == at.client {
-			theirs[state] = old
-		}
-	}
-	for _, state := range evict.MakeRoom(theirs, maxClientAttempts, nil, created) {
-		delete(a.attempts, state)
-	}
+	evict.MakeRoomAmong(a.attempts, maxClientAttempts, func(old *attempt) bool { return old.client == at.client }, created)
 	a.attempts[at.state] = at
 }
 

@@ -112,3 +112,21 @@ func TestApproversMatchExactly(t *testing.T) {
 		}
 	}
 }
+
+// People are their subjects: a run records its starter's subject, not
+// the issuer (one server has one, server.auth.issuer), so after the
+// issuer changes, a person of the new one whose subject one of the old
+// had is that person to the policy. README (People, policy and audit)
+// says so; a change of this rule must change what it says.
+func TestAPersonIsTheirSubjectWhateverTheIssuer(t *testing.T) {
+	before := &codemode.Principal{Issuer: "https://old.example", Subject: "a", Scopes: alice.Scopes}
+	after := &codemode.Principal{Issuer: "https://new.example", Subject: "a", Scopes: alice.Scopes}
+	run := &codemode.Execution{ID: "exec_2", Status: codemode.StatusPaused, StartedBy: before.Person()}
+	p := &policy.Policy{Separation: true}
+	if !p.Sees(after, run) {
+		t.Error("the same subject under another issuer does not see the run")
+	}
+	if err := p.MayApprove(after, run, github); !errors.Is(err, codemode.ErrNotAllowed) {
+		t.Errorf("the same subject under another issuer approving under separation: %v, want refused as the starter", err)
+	}
+}

@@ -11,5 +11,8 @@ const TaskListPage = taskListPage
 // MaxSessions bounds the streamable-HTTP sessions remembered at once.
 const MaxSessions = maxSessions
 
+// MaxPersonSessions bounds the sessions of one person under an issuer.
+const MaxPersonSessions = maxPersonSessions
+
 // Engine is the runtime s drives.
 func (s *Server) Engine() Engine { return s.rt }

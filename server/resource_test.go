@@ -227,6 +227,16 @@ func TestIssuerScopes(t *testing.T) {
 	if resp := (req{method: "POST", path: server.PathMCP, body: batch, header: jsonHeaders("Authorization", "Bearer "+runOnly, "Mcp-Session-Id", sess)}.do(t, nil, base)); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a batch with codemode_approve: %d, want 403", resp.StatusCode)
 	}
+	// The guard reads a message as mcp-go does (encoding/json: names match
+	// in any case, the last wins), so a name spelt twice is no way past it.
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"codemode_executions","NAME":"codemode_approve","arguments":{"executionId":"x"}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"ping","Method":"tools/call","params":{"name":"codemode_approve","arguments":{"executionId":"x"}}}`,
+	} {
+		if resp := (req{method: "POST", path: server.PathMCP, body: body, header: jsonHeaders("Authorization", "Bearer "+runOnly, "Mcp-Session-Id", sess)}.do(t, nil, base)); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s with codemode:run: %d, want 403", body, resp.StatusCode)
+		}
+	}
 
 	resp := req{method: "GET", path: "/"}.do(t, nil, base)
 	b, _ := io.ReadAll(resp.Body)
@@ -313,6 +323,54 @@ func TestSessionsAreTheirPersons(t *testing.T) {
 	}
 	if got := post(alice); got != http.StatusOK {
 		t.Errorf("alice in her session after bob's tries: %d, want 200", got)
+	}
+}
+
+// Under an issuer one person's sessions are bounded on their own: bob
+// opening as many sessions as the server keeps in all ends his own least
+// recently used, never alice's, which goes on.
+func TestAPersonOpeningSessionsEndsOnlyTheirOwn(t *testing.T) {
+	as := oauthtest.New(t)
+	base, res := issuerServer(t, as, nil, config.ServerAuth{})
+	bearer := func(sub string) string {
+		return "Bearer " + as.SignJWT("RS256", map[string]any{"aud": res, "sub": sub, "scope": "codemode:run"})
+	}
+	alice, bob := bearer("alice"), bearer("bob")
+	theirs := initialize(t, base, "Authorization", alice)
+	var bobs []string
+	for range server.MaxSessions {
+		r, err := http.NewRequest("POST", base+server.PathMCP, strings.NewReader(initBody))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range jsonHeaders("Authorization", bob) {
+			r.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("bob's initialize: %d", resp.StatusCode)
+		}
+		bobs = append(bobs, resp.Header.Get("Mcp-Session-Id"))
+	}
+	post := func(auth, id string) int {
+		resp := req{method: "POST", path: server.PathMCP, body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+			header: jsonHeaders("Authorization", auth, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-11-25")}.do(t, nil, base)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode
+	}
+	if got := post(alice, theirs); got != http.StatusOK {
+		t.Errorf("alice's session after bob opened %d: %d, want 200", server.MaxSessions, got)
+	}
+	if got := post(bob, bobs[len(bobs)-server.MaxPersonSessions-1]); got != http.StatusNotFound {
+		t.Errorf("bob's session past his %d latest: %d, want 404", server.MaxPersonSessions, got)
+	}
+	if got := post(bob, bobs[len(bobs)-server.MaxPersonSessions]); got != http.StatusOK {
+		t.Errorf("the oldest of bob's %d latest sessions: %d, want 200", server.MaxPersonSessions, got)
 	}
 }
 

@@ -23,6 +23,13 @@ import (
 // the specification asks of clients, initializes again).
 const maxSessions = 4096
 
+// maxPersonSessions bounds the sessions of one person under an issuer;
+// past it, that person's least recently used is forgotten: one person's
+// token opening sessions in a loop ends only their own, never the
+// sessions of everyone else (which maxSessions alone would let it push
+// out). Without an issuer there is one principal, and only maxSessions.
+const maxPersonSessions = 64
+
 // sessions issues and tracks streamable-HTTP session ids (the transport's
 // SessionIdManagerResolver): an id is live from the initialize that issued
 // it until its client deletes it or it is evicted. Under an issuer an id
@@ -86,8 +93,13 @@ func (s *sessions) Generate() string { return s.generate("") }
 // generate issues a new id of subject's: 128 random bits (rand.Text).
 func (s *sessions) generate(subject string) string {
 	id := "mcp-session-" + rand.Text()
+	lastUsed := func(l *liveSession) time.Time { return l.lastUsed }
 	s.mu.Lock()
-	gone := evict.MakeRoom(s.live, maxSessions, nil, func(l *liveSession) time.Time { return l.lastUsed }) // the least recently used goes
+	var gone []string
+	if subject != "" { // the person's own least recently used goes first
+		gone = evict.MakeRoomAmong(s.live, maxPersonSessions, func(l *liveSession) bool { return l.subject == subject }, lastUsed)
+	}
+	gone = append(gone, evict.MakeRoom(s.live, maxSessions, nil, lastUsed)...) // then anyone's least recently used
 	s.live[id] = &liveSession{subject: subject, lastUsed: time.Now()}
 	s.mu.Unlock()
 	if s.end != nil {

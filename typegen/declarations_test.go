@@ -608,3 +608,101 @@ func TestLongEagerChainsAreCut(t *testing.T) {
 		}
 	}
 }
+
+// TestPercentEncodedRefs: a reference written with percent escapes
+// ("#/%24defs/X") means what the plain one does, as in validation
+// (jsonref): it resolves in the connector's shared definitions, and both
+// spellings name one type.
+func TestPercentEncodedRefs(t *testing.T) {
+	defs := definitions(t, json.RawMessage(`{"$defs":{"Entry":{"type":"string"}}}`))
+	c := Connector{Name: "x", Definitions: defs, Methods: []connectors.Tool{
+		{Name: "a", InputSchema: json.RawMessage(`{"type":"object","properties":{"e":{"$ref":"#/%24defs/Entry"}},"required":["e"]}`)},
+		{Name: "b", InputSchema: json.RawMessage(`{"type":"object","properties":{"e":{"$ref":"#/$defs/Entry"}},"required":["e"]}`)},
+		// A method's own closed container, referred to both ways: shared
+		// with an identical one written plainly.
+		{Name: "c", InputSchema: json.RawMessage(`{"$ref":"#/%24defs/Own","$defs":{"Own":{"type":"number"}}}`)},
+		{Name: "d", InputSchema: json.RawMessage(`{"$ref":"#/$defs/Own","$defs":{"Own":{"type":"number"}}}`)},
+	}}
+	res := Generate([]Connector{c})
+	for _, want := range []string{
+		"type XAInput = { e: XEntry };",
+		"type XEntry = string;",
+		"type XBInput = { e: XEntry };",
+		"type XCInput = XOwn;",
+		"type XOwn = number;",
+		"type XDInput = XOwn;",
+	} {
+		if !strings.Contains(res.Text, want+"\n") {
+			t.Errorf("missing %q in:\n%s", want, res.Text)
+		}
+	}
+	if strings.Contains(res.Text, "XEntry2") || strings.Contains(res.Text, "XOwn2") {
+		t.Errorf("one target declared twice:\n%s", res.Text)
+	}
+	if len(res.Diagnostics) != 0 {
+		t.Errorf("diagnostics: %v", res.Diagnostics)
+	}
+}
+
+// TestLongLiteralsAreBounded: a const or enum whose JSON is longer than
+// maxLiteral is declared as the types of its values, with a comment and a
+// diagnostic, in declarations and in Schema alike; shorter ones stay
+// literal types.
+func TestLongLiteralsAreBounded(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	var enum strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&enum, `"v%d",`, i)
+	}
+	schema := `{"type":"object","properties":{
+		"c":{"const":"` + long + `"},
+		"e":{"enum":[` + enum.String() + `1]},
+		"o":{"const":{"k":["` + long + `"]}},
+		"short":{"enum":["a","b",null]}},"required":["c","e","o","short"]}`
+	c := Connector{Name: "x", Methods: []connectors.Tool{{Name: "m", InputSchema: json.RawMessage(schema)}}}
+	res := Generate([]Connector{c})
+	want := "type XMInput = {\n" +
+		"  c: string /* a const longer than 8192 bytes of JSON: its type only */;\n" +
+		"  e: (string | number) /* an enum of 20001 values longer than 8192 bytes of JSON: their types only */;\n" +
+		"  o: { [key: string]: unknown } /* a const longer than 8192 bytes of JSON: its type only */;\n" +
+		`  short: "a" | "b" | null;` + "\n};\n"
+	if !strings.HasPrefix(res.Text, want) {
+		t.Errorf("declarations:\n%.2000s\nwant them to start with\n%s", res.Text, want)
+	}
+	if len(res.Text) > 2000 {
+		t.Errorf("declarations of %d bytes", len(res.Text))
+	}
+	var got []string
+	for _, d := range res.Diagnostics {
+		got = append(got, d.Keyword+" | "+d.String())
+	}
+	wantDiags := []string{
+		"const | x.m (input #/properties/c): the const is longer than 8192 bytes of JSON; typed as its type only",
+		"enum | x.m (input #/properties/e): the enum is longer than 8192 bytes of JSON; typed as its values' types only",
+		"const | x.m (input #/properties/o): the const is longer than 8192 bytes of JSON; typed as its type only",
+	}
+	if diff := cmp.Diff(wantDiags, got); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
+	}
+	if got := Schema(json.RawMessage(`{"const":"` + long + `"}`)); got != "string /* a const longer than 8192 bytes of JSON: its type only */" {
+		t.Errorf("Schema: %.200s", got)
+	}
+}
+
+// TestDiagnosticsEchoBounded: a diagnostic quotes what the schema wrote
+// (a reference, a type name) cut to maxDocValue characters, not a
+// document's megabyte.
+func TestDiagnosticsEchoBounded(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	c := Connector{Name: "x", Methods: []connectors.Tool{{Name: "m", InputSchema: json.RawMessage(
+		`{"type":"object","properties":{"r":{"$ref":"#/` + long + `"},"e":{"$ref":"https://` + long + `"},"t":{"type":"` + long + `"}}}`)}}}
+	res := Generate([]Connector{c})
+	if len(res.Diagnostics) != 3 {
+		t.Fatalf("diagnostics: %d, want 3", len(res.Diagnostics))
+	}
+	for _, d := range res.Diagnostics {
+		if len(d.Message) > 400 || !strings.Contains(d.Message, "xxx…") {
+			t.Errorf("%s diagnostic of %d bytes: %.300s", d.Keyword, len(d.Message), d.Message)
+		}
+	}
+}

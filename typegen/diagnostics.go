@@ -97,5 +97,5 @@ func (c *converter) pointer() string {
 
 // refNote reports a reference that is not followed.
 func (c *converter) refNote(d *document, ref, why string) {
-	c.note(d, "$ref", fmt.Sprintf("$ref %s %s; typed unknown", compactJSON(ref), why))
+	c.note(d, "$ref", fmt.Sprintf("$ref %s %s; typed unknown", docValue(ref), why))
 }

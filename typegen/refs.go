@@ -3,7 +3,6 @@ package typegen
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,11 +18,18 @@ var containers = []string{"$defs", "definitions", "components"}
 // ref converts a $ref. Only local references (starting with '#', a JSON
 // pointer into the document) are understood; others, and pointers that do
 // not resolve, are unknown. $id and $anchor are not considered.
-func (c *converter) ref(d *document, ref string, depth int, stack []string) *tsType {
-	if !strings.HasPrefix(ref, "#") {
-		c.refNote(d, ref, "is not local (only references within the document, #/…, are followed)")
+//
+// The reference is read as validation reads it (jsonref.Tokens: percent
+// escapes decoded, so "#/%24defs/X" is "#/$defs/X"), and from then on only
+// its canonical spelling is used: it finds the same target, in the shared
+// definitions too, and names the same type as the plain spelling, so the
+// declarations and the validation agree on what an argument is.
+func (c *converter) ref(d *document, written string, depth int, stack []string) *tsType {
+	if !strings.HasPrefix(written, "#") {
+		c.refNote(d, written, "is not local (only references within the document, #/…, are followed)")
 		return unknownType()
 	}
+	ref := canonicalRef(written)
 	target, ok := jsonref.Pointer(d.value, ref[1:])
 	if !ok && c.shared != nil && inContainer(ref) {
 		if t, found := jsonref.Pointer(c.shared.value, ref[1:]); found {
@@ -31,7 +37,7 @@ func (c *converter) ref(d *document, ref string, depth int, stack []string) *tsT
 		}
 	}
 	if !ok {
-		c.refNote(d, ref, "does not resolve to a schema of the document (anchors and $id are not followed)")
+		c.refNote(d, written, "does not resolve to a schema of the document (anchors and $id are not followed)")
 		return unknownType()
 	}
 	if c.named {
@@ -44,11 +50,11 @@ func (c *converter) ref(d *document, ref string, depth int, stack []string) *tsT
 		return refTo(nt)
 	}
 	if slices.Contains(stack, ref) {
-		c.refNote(d, ref, "refers to a schema that contains it")
+		c.refNote(d, written, "refers to a schema that contains it")
 		return unknownType()
 	}
-	// Diagnostics within the target point into it, from its pointer as
-	// written (without '#'); then back to where the reference is.
+	// Diagnostics within the target point into it, from its pointer
+	// (without '#'); then back to where the reference is.
 	base, at := c.base, c.at
 	c.base, c.at = ref[1:], nil
 	defer func() { c.base, c.at = base, at }()
@@ -95,7 +101,32 @@ func (c *converter) refKey(d *document, ref string) string {
 	return "d" + strconv.Itoa(d.id) + ref
 }
 
+// canonicalRef writes a local reference ("#…") as the JSON pointer
+// jsonref resolves it to: percent escapes decoded, each token escaped as
+// RFC 6901 says. A fragment that is not a pointer is returned as it is
+// (it resolves to nothing). A reference without '%' or '~', the usual
+// one, is its own canonical spelling, returned without allocating.
+func canonicalRef(ref string) string {
+	if !strings.ContainsAny(ref, "%~") {
+		return ref
+	}
+	toks, ok := jsonref.Tokens(ref[1:])
+	if !ok {
+		return ref
+	}
+	var b strings.Builder
+	b.WriteByte('#')
+	for _, t := range toks {
+		b.WriteByte('/')
+		b.WriteString(jsonref.Escape(t))
+	}
+	return b.String()
+}
+
+// inContainer reports whether a local reference, canonical or not, points
+// into a definition container.
 func inContainer(ref string) bool {
+	ref = canonicalRef(ref)
 	for _, k := range containers {
 		if strings.HasPrefix(ref, "#/"+k+"/") {
 			return true
@@ -127,14 +158,11 @@ func sharedKey(v any) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// defName is the type name for a reference target: the prefix and the
-// PascalCase of the pointer's last token (#/$defs/entity -> <Prefix>Entity).
+// defName is the type name for a reference target (a canonical
+// reference): the prefix and the PascalCase of the pointer's last token
+// (#/$defs/entity -> <Prefix>Entity).
 func defName(prefix, ref string) string {
-	last := ref[strings.LastIndex(ref, "/")+1:]
-	if u, err := url.PathUnescape(last); err == nil {
-		last = u
-	}
-	last = jsonref.Unescape(last)
+	last := jsonref.Unescape(ref[strings.LastIndex(ref, "/")+1:])
 	name := pascal(last)
 	switch {
 	case ref == "#":

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/jsonref"
 )
@@ -15,6 +16,11 @@ import (
 const (
 	maxDepth = 64    // nesting of schemas within one type
 	maxNodes = 20000 // schema nodes converted by one Schema call
+	// maxLiteral bounds the JSON of one const or enum declared as literal
+	// types. A schema's const of megabytes would be declarations of
+	// megabytes that tsc and the model read (tsc took 11 s and 570 MB for
+	// one of 3.4 MB); GitHub's longest enum is 816 bytes.
+	maxLiteral = 8192
 )
 
 // Schema returns the TypeScript type expression for a JSON Schema (exported
@@ -155,9 +161,17 @@ func (c *converter) schemaObject(d *document, m map[string]any, depth int, stack
 // object or array keywords when type is absent).
 func (c *converter) core(d *document, m map[string]any, depth int, stack []string) *tsType {
 	if v, ok := m["const"]; ok {
+		if jsonLonger(v, maxLiteral) {
+			c.note(d, "const", fmt.Sprintf("the const is longer than %d bytes of JSON; typed as its type only", maxLiteral))
+			return valueTypes([]any{v}, fmt.Sprintf("a const longer than %d bytes of JSON: its type only", maxLiteral))
+		}
 		return c.literal(d, v, depth)
 	}
 	if vs, ok := m["enum"].([]any); ok {
+		if jsonLonger(vs, maxLiteral) {
+			c.note(d, "enum", fmt.Sprintf("the enum is longer than %d bytes of JSON; typed as its values' types only", maxLiteral))
+			return valueTypes(vs, fmt.Sprintf("an enum of %d values longer than %d bytes of JSON: their types only", len(vs), maxLiteral))
+		}
 		u := union()
 		for _, v := range vs {
 			u.items = append(u.items, c.literal(d, v, depth))
@@ -216,7 +230,7 @@ func (c *converter) typed(d *document, m map[string]any, name string, depth int,
 	case "any": // draft 3
 		return unknownType()
 	}
-	c.note(d, "type", fmt.Sprintf("type %s is not a JSON Schema type; typed unknown", compactJSON(name)))
+	c.note(d, "type", fmt.Sprintf("type %s is not a JSON Schema type; typed unknown", docValue(name)))
 	return unknownType()
 }
 
@@ -317,6 +331,72 @@ func (c *converter) tuple(d *document, elemsKw string, elems []any, restKw strin
 		t.elem = c.sub(d, rest, depth, stack, restKw)
 	}
 	return t
+}
+
+// jsonLonger reports whether v encodes to more than n bytes of JSON,
+// looking no further than it must. Escapes are not counted: what it
+// reports longer is.
+func jsonLonger(v any, n int) bool { return jsonSize(v, n) > n }
+
+// jsonSize is at least the size of v encoded, counted up to n+1.
+func jsonSize(v any, n int) int {
+	switch x := v.(type) {
+	case nil, bool:
+		return 4
+	case json.Number:
+		return len(x)
+	case string:
+		return len(x) + 2
+	case []any:
+		t := 2
+		for _, e := range x {
+			if t += jsonSize(e, n) + 1; t > n {
+				break
+			}
+		}
+		return t
+	case map[string]any:
+		t := 2
+		for k, e := range x {
+			if t += len(k) + 4 + jsonSize(e, n); t > n {
+				break
+			}
+		}
+		return t
+	}
+	return 0
+}
+
+// valueTypes is the type of values too long to declare as literals: the
+// union of their JSON types, in the order they come, with a comment
+// saying why.
+func valueTypes(vs []any, why string) *tsType {
+	var types []string
+	for _, v := range vs {
+		t := "unknown"
+		switch v.(type) {
+		case nil:
+			t = "null"
+		case bool:
+			t = "boolean"
+		case json.Number:
+			t = "number"
+		case string:
+			t = "string"
+		case []any:
+			t = "unknown[]"
+		case map[string]any:
+			t = "{ [key: string]: unknown }"
+		}
+		if !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	ts := strings.Join(types, " | ")
+	if len(types) > 1 {
+		ts = "(" + ts + ")"
+	}
+	return text(ts + " /* " + why + " */")
 }
 
 // literal is the TypeScript literal type of a JSON value (const and

@@ -20,7 +20,8 @@ func compactJSON(v any) string {
 	return string(b)
 }
 
-// maxDocValue bounds the length of a default or example shown in JSDoc.
+// maxDocValue bounds the length of a default or example shown in JSDoc,
+// and of what a diagnostic quotes of a schema.
 const maxDocValue = 120
 
 // maxExamples bounds the number of examples shown in JSDoc.
@@ -59,7 +60,8 @@ func docLines(schema any) []string {
 	return lines
 }
 
-// docValue renders a JSON value for JSDoc on one bounded line.
+// docValue renders a JSON value for JSDoc, or a diagnostic quoting a
+// schema, on one bounded line.
 func docValue(v any) string {
 	s := oneLine(compactJSON(v))
 	if utf8.RuneCountInString(s) > maxDocValue {

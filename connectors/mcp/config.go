@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,6 +96,26 @@ type Config struct {
 	// Scrubber removes secrets from the stderr lines an error quotes and
 	// from the progress messages the server sends; nil removes none.
 	Scrubber *scrub.Scrubber
+
+	// SignInHint and TokenHint tell the person, in the connector's
+	// messages, how to sign in to the server ("" means "run: codemode-mcp
+	// login NAME") and how to give it a credential of its own when it
+	// refuses without a usable sign-in or refuses the configured one (""
+	// means the connector's headers). check --url, which has no connector
+	// name to log in with nor a config file, says its own flags.
+	SignInHint, TokenHint string
+}
+
+// signInHint is what the connector's messages tell a person to do to sign
+// in.
+func (cfg *Config) signInHint() string {
+	return cmp.Or(cfg.SignInHint, "run: codemode-mcp login "+cfg.Name)
+}
+
+// tokenHint is what the connector's messages tell a person to do to give
+// the server a credential of its own.
+func (cfg *Config) tokenHint() string {
+	return cmp.Or(cfg.TokenHint, `if it wants a token of its own, set the connector's headers: {Authorization: "Bearer ${TOKEN}"}`)
 }
 
 // validate checks what the connector relies on: a valid name and exactly

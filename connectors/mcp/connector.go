@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 )
 
@@ -238,13 +240,16 @@ func (c *Connector) settle(r startResult) bool {
 	case err == nil:
 		return true
 	case signIn:
-		c.logger.Warn("the MCP server needs a sign-in; run: codemode-mcp login "+c.cfg.Name, "reason", sr.Reason)
+		c.logger.Warn("the MCP server needs a sign-in; "+c.cfg.signInHint(), "reason", sr.Reason)
 	case !errors.Is(err, ErrClosed):
 		c.mu.Lock()
 		c.down = err
 		c.mu.Unlock()
-		c.logger.Warn("the MCP server could not be reached; retrying in the background", "err", err,
-			"first", c.backoff.Delay(1), "max", c.backoff.Limit())
+		what := "the MCP server could not be reached; retrying in the background"
+		if refused(err) {
+			what = "the MCP server refused the request; retrying in the background"
+		}
+		c.logger.Warn(what, "err", err, "first", c.backoff.Delay(1), "max", c.backoff.Limit())
 		c.recovering.Go(c.recover)
 	}
 	return false
@@ -303,6 +308,9 @@ func (c *Connector) recover() {
 // session s (possibly nil) has been closed, so its stderr has been read to
 // the end.
 func (c *Connector) startError(s *session, err error) error {
+	if r := refusal(err); r != nil {
+		return fmt.Errorf("%w; %s", r, c.cfg.tokenHint())
+	}
 	err = saidOnce(err)
 	if s == nil || s.proc == nil {
 		return err
@@ -314,6 +322,25 @@ func (c *Connector) startError(s *session, err error) error {
 		return fmt.Errorf("%w; server stderr:\n  %s", err, strings.Join(tail, "\n  "))
 	}
 	return err
+}
+
+// refusal is the error, within err, of a request the server refused for
+// want of a credential it accepts (oauth.ErrNoSignIn, or the configured
+// one refused: errCredentialsRefused), without what mcp-go and net/http
+// wrapped it in ("initialize: transport error: failed to send request:
+// Post …"); nil for any other error.
+func refusal(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) && refused(ue.Err) {
+		return ue.Err
+	}
+	return nil
+}
+
+// refused reports whether err says the server refused a request for want
+// of a credential it accepts (see refusal).
+func refused(err error) bool {
+	return errors.Is(err, oauth.ErrNoSignIn) || errors.Is(err, errCredentialsRefused)
 }
 
 // saidOnce returns err with a part its message repeats at once said

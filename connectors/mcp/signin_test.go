@@ -2,12 +2,15 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -18,6 +21,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
 
@@ -296,5 +300,75 @@ func TestElicit(t *testing.T) {
 				t.Errorf("the question was %q", got)
 			}
 		})
+	}
+}
+
+// tokenServer starts the fixture MCP server over streamable HTTP behind a
+// server that wants the static token "right" (no OAuth: every other path
+// is a 404), answering any other request 401 with a Bearer challenge
+// whose description echoes the Authorization header it got.
+func tokenServer(t *testing.T) string {
+	t.Helper()
+	target, err := url.Parse(fixture.StartHTTP(t, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := fixture.Proxy(t, target.String())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path != target.Path:
+			http.NotFound(w, r)
+		case r.Header.Get("Authorization") == "Bearer right":
+			next.ServeHTTP(w, r)
+		default:
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="`+cmp.Or(r.Header.Get("Authorization"), "no token")+` is not accepted"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + target.Path
+}
+
+// A server that wants a static token, and offers no OAuth, is not one to
+// sign in to: the connector is unavailable (not waiting for a sign-in)
+// with an error saying the server refused without a usable sign-in, what
+// it said, and to configure the token; a configured token it refuses is
+// said to be the configured credentials, with the server's words
+// scrubbed; the right token lists the tools.
+func TestStaticTokenServer(t *testing.T) {
+	server := tokenServer(t)
+	open := func(cfg Config) *Connector {
+		t.Helper()
+		cfg.Name, cfg.URL, cfg.Logger = "remote", server, testLogger(t)
+		c, err := Open(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+
+	ts := newTokenStore(t)
+	c := open(Config{OAuth: ts.session(server)})
+	_, err := c.Tools(context.Background())
+	if _, ok := connectors.AsSignInRequired(err); ok || !errors.Is(err, oauth.ErrNoSignIn) ||
+		!strings.Contains(err.Error(), "no token is not accepted") || !strings.Contains(err.Error(), `headers: {Authorization: "Bearer ${TOKEN}"}`) {
+		t.Fatalf("Tools without a token: %v\nwant ErrNoSignIn quoting the server and naming the headers, not a sign-in", err)
+	}
+	if sr, err := c.NeedsSignIn(context.Background()); sr != nil || err != nil {
+		t.Errorf("NeedsSignIn = %v, %v, want none", sr, err)
+	}
+
+	sc := scrub.New("wrong-secret-token")
+	c = open(Config{Headers: map[string]string{"Authorization": "Bearer wrong-secret-token"}, Scrubber: sc, TokenHint: "pass --header"})
+	_, err = c.Tools(context.Background())
+	if msg := fmt.Sprint(err); !errors.Is(err, errCredentialsRefused) || !strings.Contains(msg, "invalid_token: Bearer") ||
+		strings.Contains(msg, "wrong-secret-token") || !strings.HasSuffix(msg, "; pass --header") {
+		t.Fatalf("Tools with a wrong token: %v\nwant the configured credentials refused, the server's words scrubbed, the hint", err)
+	}
+
+	c = open(Config{Headers: map[string]string{"Authorization": "Bearer right"}})
+	if tools, err := c.Tools(context.Background()); err != nil || len(tools) == 0 {
+		t.Fatalf("Tools with the right token: %d tools, %v", len(tools), err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -41,7 +43,7 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 	if cfg.OAuth != nil {
 		rt = cfg.OAuth.Transport(rt)
 	}
-	hc := &http.Client{Transport: boundedBodies{rt}, CheckRedirect: checkRedirect}
+	hc := &http.Client{Transport: boundedBodies{refusedCredentials{rt, cfg.Scrubber}}, CheckRedirect: checkRedirect}
 	if cfg.SSE {
 		tr, err := transport.NewSSE(cfg.URL,
 			transport.WithHeaders(cfg.Headers),
@@ -270,4 +272,32 @@ func (b *boundedBody) count(p []byte) {
 		}
 		b.blank, p = true, p[i+1:]
 	}
+}
+
+// errCredentialsRefused is wrapped by the error of a request whose
+// configured Authorization header the server refused.
+var errCredentialsRefused = errors.New("the server refused the configured credentials (the Authorization header)")
+
+// refusedCredentials fails a request that carried an Authorization header
+// (the connector's headers: an OAuth session's token is set below it, on
+// a copy) and was answered 401, with an error saying so and what the
+// server said of why (oauth.Refusal, scrubbed): mcp-go would say only
+// "authorization required".
+type refusedCredentials struct {
+	http.RoundTripper
+	scrub *scrub.Scrubber
+}
+
+func (t refusedCredentials) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.RoundTripper.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized || req.Header.Get("Authorization") == "" {
+		return resp, err
+	}
+	said := oauth.Refusal(resp.Header.Values("WWW-Authenticate"))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	if said == "" {
+		return nil, fmt.Errorf("%w: 401 Unauthorized", errCredentialsRefused)
+	}
+	return nil, fmt.Errorf("%w: 401 Unauthorized: %s", errCredentialsRefused, t.scrub.String(said))
 }

@@ -355,6 +355,10 @@ func checkURL(ctx context.Context, u *urlCheck, env Env, log *slog.Logger) error
 	if err != nil {
 		return usageError{err}
 	}
+	// There is no connector to log in to nor a config file to edit here:
+	// the advice is this command's.
+	mc.SignInHint = "check --url signs in next (in the browser; --no-browser prints the link)"
+	mc.TokenHint = `if it wants a token of its own, pass it with --header "Authorization: Bearer TOKEN"`
 	switch u.elicitation {
 	case "":
 	case "defaults":

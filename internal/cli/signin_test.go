@@ -173,6 +173,34 @@ func TestLoginUsage(t *testing.T) {
 	}
 }
 
+// A configured url connector whose server wants a static token and
+// offers no OAuth: check says why and to set headers (not a sign-in), a
+// run does not pause for a sign-in that cannot happen, and login says why
+// without registering a client.
+func TestStaticTokenServerIsNoSignIn(t *testing.T) {
+	f, server := protectedServer(t)
+	f.NoPRM, f.NoMetadata = true, true
+	t.Setenv("CODEMODE_SECRET_KEY", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff")
+	t.Setenv("BROWSER", "/nonexistent/no-browser-for-a-static-token")
+	cfg := filepath.Join(t.TempDir(), "codemode.yaml")
+	if err := os.WriteFile(cfg, []byte("store:\n  path: ./c.db\nconnectors:\n  remote:\n    url: "+server+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "check", "--config", cfg)
+	if code != cli.ExitFailure || !strings.Contains(out, "✗ remote: ") || !strings.Contains(out, "offers no OAuth sign-in") ||
+		!strings.Contains(out, `headers: {Authorization: "Bearer ${TOKEN}"}`) || strings.Contains(out, "needs a sign-in") {
+		t.Fatalf("check: %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = run(t, "", "run", "--config", cfg, "--code", `await remote.echo({ message: "never" })`)
+	if strings.Contains(out, "sign_in") || strings.Contains(out, `"paused"`) {
+		t.Fatalf("run paused for a sign-in that cannot happen: %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = run(t, "", "login", "remote", "--config", cfg)
+	if code == cli.ExitOK || !strings.Contains(errs, "offers no OAuth sign-in") || f.HitsOf("/register") != 0 {
+		t.Fatalf("login: %d (%d registrations)\n%s\n%s", code, f.HitsOf("/register"), out, errs)
+	}
+}
+
 // check --url checks a server without a config file: it signs in through
 // the browser, lists the tools and calls one; with client credentials no
 // browser is involved.
@@ -183,6 +211,28 @@ func TestCheckURL(t *testing.T) {
 		code, out, errs := run(t, "", "check", "--url", server, "--call", "echo", "--args", `{"message":"checked"}`)
 		if code != cli.ExitOK || !strings.Contains(out, "✓ fixture-mcpserver 1.0.0: ") || !strings.Contains(out, "checked") || !strings.Contains(out, "needs a sign-in") {
 			t.Fatalf("check --url: %d\n%s\n%s", code, out, errs)
+		}
+		// There is no connector named remote to log in to.
+		if strings.Contains(out+errs, "login remote") {
+			t.Errorf("check --url advises a login that cannot work:\n%s\n%s", out, errs)
+		}
+	})
+	// A server that wants a static token and offers no OAuth: no sign-in
+	// is attempted; the advice is --header; a token it refuses is said to
+	// be the one given, unechoed.
+	t.Run("static token", func(t *testing.T) {
+		f, server := protectedServer(t)
+		f.NoPRM, f.NoMetadata = true, true
+		t.Setenv("BROWSER", "/nonexistent/no-browser-for-a-static-token")
+		code, out, errs := run(t, "", "check", "--url", server)
+		if code != cli.ExitFailure || !strings.Contains(out, "offers no OAuth sign-in") || !strings.Contains(out, `--header "Authorization: Bearer TOKEN"`) ||
+			strings.Contains(out, "needs a sign-in") || strings.Contains(out+errs, "login remote") {
+			t.Fatalf("check --url without a token: %d\n%s\n%s", code, out, errs)
+		}
+		code, out, errs = run(t, "", "check", "--url", server, "--header", "Authorization: Bearer wrong-token-5678")
+		if code != cli.ExitFailure || !strings.Contains(out, "refused the configured credentials") || !strings.Contains(out, "invalid_token") ||
+			!strings.Contains(out, "--header") || strings.Contains(out+errs, "wrong-token-5678") {
+			t.Fatalf("check --url with a refused token: %d\n%s\n%s", code, out, errs)
 		}
 	})
 	// What the server sends (its result here) is shown as check shows a

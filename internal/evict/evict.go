@@ -34,3 +34,21 @@ func MakeRoom[K comparable, V any](m map[K]V, max int, over func(V) bool, stamp 
 	}
 	return dropped
 }
+
+// MakeRoomAmong makes room in m for one more of the values mine selects
+// (one person's, one client's): while they number max or more, the
+// earliest of them by stamp goes, so that one party filling m evicts its
+// own, never another's. It returns the keys it dropped.
+func MakeRoomAmong[K comparable, V any](m map[K]V, max int, mine func(V) bool, stamp func(V) time.Time) []K {
+	theirs := map[K]V{}
+	for k, v := range m {
+		if mine(v) {
+			theirs[k] = v
+		}
+	}
+	dropped := MakeRoom(theirs, max, nil, stamp)
+	for _, k := range dropped {
+		delete(m, k)
+	}
+	return dropped
+}

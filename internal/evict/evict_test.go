@@ -73,3 +73,17 @@ func TestMakeRoomInvariants(t *testing.T) {
 		}
 	}
 }
+
+func TestMakeRoomAmongDropsOnlyTheEarliestOfTheSelected(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	stamp := func(v int) time.Time { return at.Add(time.Duration(v) * time.Minute) }
+	m := map[string]int{"a": 1, "b": 2, "c": 3, "x": 0, "y": 4}
+	odd := func(v int) bool { return v%2 == 1 } // a and c: the earliest of all (x) is not theirs
+	dropped := MakeRoomAmong(m, 2, odd, stamp)
+	if got := slices.Sorted(maps.Keys(m)); !slices.Equal(dropped, []string{"a"}) || !slices.Equal(got, []string{"b", "c", "x", "y"}) {
+		t.Errorf("dropped %v, kept %v; want a dropped, b c x y kept", dropped, got)
+	}
+	if dropped := MakeRoomAmong(m, 2, odd, stamp); len(dropped) != 0 {
+		t.Errorf("with room already: dropped %v", dropped)
+	}
+}

@@ -34,19 +34,27 @@ func Decode(raw []byte) (any, error) {
 	return v, nil
 }
 
-// Tokens splits a URI fragment holding a JSON pointer into its decoded
-// tokens; "" is the whole document (no tokens).
+// Tokens splits a URI fragment holding a JSON pointer (a $ref's, percent
+// escapes decoded first) into its decoded tokens; "" is the whole document
+// (no tokens).
 func Tokens(frag string) ([]string, bool) {
-	if frag == "" {
-		return nil, true
-	}
 	if p, err := url.PathUnescape(frag); err == nil {
 		frag = p
 	}
-	if !strings.HasPrefix(frag, "/") {
+	return Split(frag)
+}
+
+// Split splits a JSON pointer as written (RFC 6901, as a validator's
+// instance location: no percent escapes) into its decoded tokens; "" is
+// the whole document (no tokens).
+func Split(ptr string) ([]string, bool) {
+	if ptr == "" {
+		return nil, true
+	}
+	if !strings.HasPrefix(ptr, "/") {
 		return nil, false
 	}
-	toks := strings.Split(frag[1:], "/")
+	toks := strings.Split(ptr[1:], "/")
 	for i, t := range toks {
 		toks[i] = Unescape(t)
 	}

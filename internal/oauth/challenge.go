@@ -160,7 +160,7 @@ type bearer struct {
 	found            bool
 	resourceMetadata string
 	scopes           []string
-	err              string
+	err, description string
 }
 
 // bearerChallenge finds the first Bearer challenge among a response's
@@ -175,7 +175,28 @@ func bearerChallenge(values []string) bearer {
 			resourceMetadata: c.Params["resource_metadata"],
 			scopes:           strings.Fields(c.Params["scope"]),
 			err:              c.Params["error"],
+			description:      c.Params["error_description"],
 		}
 	}
 	return bearer{}
+}
+
+// Refusal is what a 401's WWW-Authenticate values say of why the server
+// refused the request, for a message: the Bearer challenge's error code
+// and error_description (RFC 6750 section 3), else the scheme it asks
+// for; on one line, bounded, control characters removed; "" when they say
+// nothing. The server's text may echo what was sent: the caller scrubs it.
+func Refusal(values []string) string {
+	ch := bearerChallenge(values)
+	if !ch.found {
+		if cs := ParseChallenges(values); len(cs) > 0 {
+			return "it asks for " + clean(cs[0].Scheme, 64) + " authentication"
+		}
+		return ""
+	}
+	code, desc := clean(ch.err, 64), clean(ch.description, maxErrorText)
+	if code != "" && desc != "" {
+		return code + ": " + desc
+	}
+	return code + desc
 }

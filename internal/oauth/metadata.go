@@ -55,6 +55,9 @@ type discovery struct {
 	how string
 	// scopesSupported is the protected resource's scopes_supported.
 	scopesSupported []string
+	// defaults says no metadata was found: meta holds the 2025-03-26
+	// default endpoints at the server's origin.
+	defaults bool
 }
 
 // errResourceMismatch is wrapped by the error of protected resource
@@ -177,6 +180,7 @@ func (f *Fetcher) legacyDiscovery(ctx context.Context, su *url.URL) (*discovery,
 			TokenEndpoint:         origin + "/token",
 			RegistrationEndpoint:  origin + "/register",
 		}
+		d.defaults = true
 		d.how = "no metadata; the default endpoints /authorize, /token and /register at " + origin + " (the 2025-03-26 fallback)"
 		return d, nil
 	}

@@ -194,14 +194,17 @@ func TestDiscoveryPlaces(t *testing.T) {
 }
 
 // Metadata naming another resource is refused before anything is asked
-// of the authorization server, and the error names both.
+// of the authorization server, and the error names both: at the first
+// 401 (no sign-in is waited for: none could succeed) and at a sign-in.
 func TestResourceMismatch(t *testing.T) {
 	f := oauthtest.New(t)
 	f.PRMResource = "https://evil.example.com/mcp"
 	e := newEnv(t)
 	s := e.session(f, Config{})
 	_, err := call(t, s, f)
-	mustSignInRequired(t, err, "not signed in")
+	if _, ok := connectors.AsSignInRequired(err); ok || !errors.Is(err, ErrNoSignIn) || !errors.Is(err, errResourceMismatch) {
+		t.Fatalf("call: %v, want ErrNoSignIn for the mismatch, not a SignInRequired", err)
+	}
 	_, err = s.BeginSignIn(context.Background())
 	if !errors.Is(err, errResourceMismatch) || !strings.Contains(err.Error(), "evil.example.com") || !strings.Contains(err.Error(), f.RS.URL) {
 		t.Fatalf("BeginSignIn: %v, want a mismatch naming both resources", err)

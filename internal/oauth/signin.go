@@ -141,20 +141,13 @@ func (s *Session) configuredAuth(d *discovery) (clientAuth, error) {
 // order: the configured one; a client ID metadata document when the
 // server supports them; a registration (RFC 7591) made earlier with this
 // authorization server for this redirect URI and these scopes, else a new
-// one.
+// one (BeginSignIn checked that one of them is there: cannotSignIn).
 func (s *Session) clientFor(ctx context.Context, d *discovery, reg *registration, redirect string, scopes []string) (clientAuth, error) {
 	if s.cfg.ClientID != "" {
 		return s.configuredAuth(d)
 	}
 	if s.cfg.ClientMetadataURL != "" && d.meta.ClientIDMetadataDocumentSupported {
 		return clientAuth{id: s.cfg.ClientMetadataURL, method: authNone}, nil
-	}
-	if d.meta.RegistrationEndpoint == "" {
-		why := "it offers no dynamic client registration"
-		if s.cfg.ClientMetadataURL != "" {
-			why += " and does not accept client ID metadata documents"
-		}
-		return clientAuth{}, s.errorf("cannot sign in with the authorization server %s: %s; configure oauth.client_id (and client_secret) for this connector", redacted(d.issuerOrEndpoint()), why)
 	}
 	if reg != nil && reg.fits(redirect, scopes, s.cfg.Now()) {
 		return reg.client(d), nil
@@ -169,6 +162,78 @@ func (s *Session) clientFor(ctx context.Context, d *discovery, reg *registration
 		s.log.Warn("keeping the client registration failed; the next sign-in registers again", "err", err)
 	}
 	return nreg.client(d), nil
+}
+
+// cannotSignIn says why a person cannot sign in with the authorization
+// server d found, or "" when they can: it must support PKCE with S256,
+// name an authorization endpoint, and give the client an identity (the
+// configured client, a client ID metadata document it accepts, or a
+// registration endpoint).
+func (s *Session) cannotSignIn(d *discovery) string {
+	as := redacted(d.issuerOrEndpoint())
+	switch {
+	case !d.pkceOK():
+		return fmt.Sprintf("the authorization server %s does not say it supports PKCE with S256 (code_challenge_methods_supported); refusing to sign in", as)
+	case d.meta.AuthorizationEndpoint == "":
+		return fmt.Sprintf("the authorization server %s names no authorization endpoint", as)
+	case s.cfg.ClientID != "", s.cfg.ClientMetadataURL != "" && d.meta.ClientIDMetadataDocumentSupported, d.meta.RegistrationEndpoint != "":
+		return ""
+	}
+	why := "it offers no dynamic client registration"
+	if s.cfg.ClientMetadataURL != "" {
+		why += " and does not accept client ID metadata documents"
+	}
+	return fmt.Sprintf("cannot sign in with the authorization server %s: %s; configure oauth.client_id (and client_secret) for this connector", as, why)
+}
+
+// ErrNoSignIn is wrapped by the error of a request the server refused
+// (401) without a token when it offers no sign-in a person could make:
+// the server wants a credential of its own (a static token in a header),
+// or its OAuth is one this client cannot use. It is not a
+// *connectors.SignInRequired: nothing waits for a sign-in that cannot
+// happen.
+var ErrNoSignIn = errors.New("the server refused the request and offers no OAuth sign-in this client can use")
+
+// signInOffered decides, at the server's first 401 to a request without
+// a token, whether a person could sign in, before anything waits for
+// them to: it discovers the server's authorization (as a sign-in would)
+// and checks what cannotSignIn checks. A server that publishes no OAuth
+// metadata at all is taken for a 2025-03-26 one with the default
+// endpoints only if something answers at its /authorize (anything but
+// 401, 403, 404, 405 or 410: a real authorization endpoint asked nothing
+// answers 400 or a page); a server that wants a static token answers no
+// such thing. It returns nil when a person can sign in, else an error
+// wrapping ErrNoSignIn that says why and what the 401 said (refusal).
+func (s *Session) signInOffered(ctx context.Context, refusal string) error {
+	said := ""
+	if refusal != "" {
+		said = "; the server said: " + refusal
+	}
+	d, _, err := s.discoverNow(ctx)
+	if err != nil {
+		return s.cfg.Scrubber.Error(s.errorf("%w (%w%s)", ErrNoSignIn, err, said))
+	}
+	if why := s.noSignIn(ctx, d); why != "" {
+		return s.cfg.Scrubber.Error(s.errorf("%w (%s%s)", ErrNoSignIn, why, said))
+	}
+	return nil
+}
+
+// noSignIn says why a person cannot sign in with what discovery found
+// (d), or "" when they can: cannotSignIn's checks, and for the 2025-03-26
+// default endpoints, something answering a GET of the authorization
+// endpoint (see signInOffered).
+func (s *Session) noSignIn(ctx context.Context, d *discovery) string {
+	if !d.defaults {
+		return s.cannotSignIn(d)
+	}
+	status, _, _, err := s.f.send(ctx, http.MethodGet, d.meta.AuthorizationEndpoint, "authorization endpoint", "", nil, http.Header{"Accept": {"text/html"}})
+	switch {
+	case err != nil, status == http.StatusUnauthorized, status == http.StatusForbidden, status == http.StatusNotFound,
+		status == http.StatusMethodNotAllowed, status == http.StatusGone:
+		return "it publishes no OAuth metadata (RFC 9728 or RFC 8414), and nothing answers at " + redacted(d.meta.AuthorizationEndpoint)
+	}
+	return s.cannotSignIn(d)
 }
 
 // issuerOrEndpoint names the authorization server: its issuer, or its
@@ -194,11 +259,8 @@ func (s *Session) BeginSignIn(ctx context.Context) (*Attempt, error) {
 	if err != nil {
 		return nil, s.errorf("%w", err)
 	}
-	switch {
-	case !d.pkceOK():
-		return nil, s.errorf("the authorization server %s does not say it supports PKCE with S256 (code_challenge_methods_supported); refusing to sign in", redacted(d.issuerOrEndpoint()))
-	case d.meta.AuthorizationEndpoint == "":
-		return nil, s.errorf("the authorization server %s names no authorization endpoint", redacted(d.issuerOrEndpoint()))
+	if why := s.noSignIn(ctx, d); why != "" {
+		return nil, s.errorf("%w (%s)", ErrNoSignIn, why)
 	}
 	var reg *registration
 	if s.cfg.ClientID == "" && d.meta.RegistrationEndpoint != "" {

@@ -15,7 +15,9 @@ import (
 //
 //   - 401 with a Bearer challenge (or no challenge at all): without a
 //     token, a client credentials session obtains one and sends the request
-//     again; any other says a sign-in is needed. With a token, it is
+//     again; any other says a sign-in is needed when a person could make
+//     one (signInOffered), else fails with an error wrapping ErrNoSignIn
+//     (the server wants a credential of its own). With a token, it is
 //     refreshed (once, see Session.refresh) and the request sent again; a
 //     second 401 means the server refuses the grant: a sign-in is needed.
 //   - 403 insufficient_scope: the scopes asked for are added to those of
@@ -113,6 +115,8 @@ func (s *Session) answered(ctx context.Context, resp *http.Response, tok string,
 			reason := "not signed in yet"
 			if s.cfg.Grant == GrantTokenExchange {
 				reason = s.noSubjectToken()
+			} else if err := s.signInOffered(ctx, Refusal(values)); err != nil {
+				return "", err
 			}
 			s.mu.Lock()
 			s.need = reason

@@ -3,7 +3,7 @@ package resource
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -11,21 +11,61 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 )
 
+// flight is an introspection under way, which the Validates of its token
+// that arrive meanwhile wait for rather than each asking the issuer.
+type flight struct {
+	done   chan struct{} // closed when p and err are set
+	p      *codemode.Principal
+	err    error
+	gaveUp bool // the Validate that asked gave up: its error is its own
+}
+
 // introspect asks the issuer about a token that is not a JWT (RFC 7662),
-// through the cache of active answers.
+// through the cache of active answers. One introspection of a token is
+// under way at a time: a burst of requests with one opaque token costs
+// the issuer one request, not one each. A Validate waiting for another's
+// stops when its own context ends, and asks itself when the other gave up.
 func (v *Validator) introspect(ctx context.Context, token string) (*codemode.Principal, error) {
 	if v.cfg.ClientID == "" && v.cfg.IntrospectionEndpoint == "" {
 		return nil, fmt.Errorf("%w: the token is not a JWT, and this server has no client to introspect it with (server.auth.introspection)", ErrInvalid)
 	}
 	sum := sha256.Sum256([]byte(token))
-	now := v.cfg.Now()
-	v.mu.Lock()
-	hit, ok := v.cache[sum] // (an expired answer stays until remember makes room or replaces it)
-	v.mu.Unlock()
-	if ok && now.Before(hit.expires) {
-		return hit.p, nil
+	for {
+		now := v.cfg.Now()
+		v.mu.Lock()
+		hit, ok := v.cache[sum] // (an expired answer stays until remember makes room or replaces it)
+		if ok && now.Before(hit.expires) {
+			v.mu.Unlock()
+			return hit.p, nil
+		}
+		f := v.flights[sum]
+		if f == nil {
+			f = &flight{done: make(chan struct{})}
+			v.flights[sum] = f
+			v.mu.Unlock()
+			f.p, f.err = v.introspectNow(ctx, token, sum, now)
+			f.gaveUp = ctx.Err() != nil
+			v.mu.Lock()
+			delete(v.flights, sum)
+			v.mu.Unlock()
+			close(f.done)
+			return f.p, f.err
+		}
+		v.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("token introspection: %w", ctx.Err())
+		}
+		if !f.gaveUp {
+			return f.p, f.err
+		}
 	}
+}
 
+// introspectNow asks the issuer about token (of SHA-256 sum) and caches
+// an active answer.
+func (v *Validator) introspectNow(ctx context.Context, token string, sum [sha256.Size]byte, now time.Time) (*codemode.Principal, error) {
 	endpoint := v.cfg.IntrospectionEndpoint
 	if endpoint == "" {
 		meta, err := v.metadata(ctx)
@@ -45,7 +85,9 @@ func (v *Validator) introspect(ctx context.Context, token string) (*codemode.Pri
 		return nil, fmt.Errorf("token introspection at %s answered %d (is server.auth.introspection's client allowed to introspect?)", endpoint, status)
 	}
 	var c claims
-	if err := json.Unmarshal(body, &c); err != nil {
+	if err := decodeClaims(body, &c, "introspection answer"); errors.Is(err, ErrInvalid) {
+		return nil, err
+	} else if err != nil {
 		return nil, fmt.Errorf("token introspection at %s: the answer is not a JSON object of the expected types", endpoint)
 	}
 	if c.Active == nil || !*c.Active {

@@ -48,7 +48,9 @@ func (v *Validator) verify(ctx context.Context, token string, h jws.Header, what
 	if !ok {
 		return fmt.Errorf("%w: the token's signature does not verify with the issuer's key", ErrInvalid)
 	}
-	if err := json.Unmarshal(payload, claims); err != nil {
+	if err := decodeClaims(payload, claims, what); errors.Is(err, ErrInvalid) {
+		return err
+	} else if err != nil {
 		return fmt.Errorf("%w: the %s's claims are not a JSON object of the expected types", ErrInvalid, what)
 	}
 	return nil

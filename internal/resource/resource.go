@@ -19,6 +19,7 @@
 package resource
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -26,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,6 +123,7 @@ type Validator struct {
 	fetches   int       // fetches of the keys made, good or not
 	refetched time.Time // the last fetch that counts against RefetchInterval
 	cache     map[[sha256.Size]byte]cached
+	flights   map[[sha256.Size]byte]*flight // the introspections under way
 }
 
 type cached struct {
@@ -146,7 +149,7 @@ func New(cfg Config) (*Validator, error) {
 		cfg.Now = time.Now
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	return &Validator{cfg: cfg, fetch: oauth.NewFetcher(Timeout), cache: map[[sha256.Size]byte]cached{}}, nil
+	return &Validator{cfg: cfg, fetch: oauth.NewFetcher(Timeout), cache: map[[sha256.Size]byte]cached{}, flights: map[[sha256.Size]byte]*flight{}}, nil
 }
 
 // Close closes the idle connections of the Validator's own transport.
@@ -244,6 +247,83 @@ type claims struct {
 	Groups   StrOrList `json:"groups"`
 	Roles    StrOrList `json:"roles"`
 	TokenUse string    `json:"token_use"` // Hydra's introspection: access_token or refresh_token
+}
+
+// claimNames are the JSON names of the claims the Validator reads (the
+// tags of claims and the idClaims it embeds), for decodeClaims.
+var claimNames = func() (names [][]byte) {
+	var add func(t reflect.Type)
+	add = func(t reflect.Type) {
+		for i := range t.NumField() {
+			if f := t.Field(i); f.Anonymous {
+				add(f.Type)
+			} else {
+				names = append(names, []byte(f.Tag.Get("json")))
+			}
+		}
+	}
+	add(reflect.TypeFor[claims]())
+	return names
+}()
+
+// decodeClaims decodes a claim set (a JWT's payload, an introspection
+// answer: what names it in the error) into c (a *claims or *idClaims),
+// reading claim names exactly.
+// encoding/json matches a name case-insensitively, with Unicode folding
+// ("SUB" and "ſub" are "sub"), and keeps the last of several: an issuer
+// that lets a user add a custom claim would let them choose their
+// subject, scopes or groups. So a claim set that names a claim the
+// Validator reads in another case, or twice, is refused (ErrInvalid),
+// naming the claim, never a value. The check scans the names of the
+// object's members without allocating (the set decoded: it is valid JSON).
+func decodeClaims(b []byte, c any, what string) error {
+	if err := json.Unmarshal(b, c); err != nil {
+		return err
+	}
+	var seen uint64 // bit i: claimNames[i] met exactly
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			start, escaped := i, false
+			for i++; b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					escaped, i = true, i+1
+				}
+			}
+			if depth != 1 || !isMemberName(b[i+1:]) {
+				continue
+			}
+			name := b[start+1 : i]
+			if escaped { // (rare: spelt with escapes, it is the name they spell)
+				var s string
+				if err := json.Unmarshal(b[start:i+1], &s); err != nil {
+					return err
+				}
+				name = []byte(s)
+			}
+			for n, want := range claimNames {
+				switch {
+				case string(name) == string(want) && seen&(1<<n) == 0:
+					seen |= 1 << n
+				case bytes.EqualFold(name, want):
+					return fmt.Errorf("%w: the %s names the claim %s twice, or in another case too", ErrInvalid, what, want)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// isMemberName reports whether the JSON after a string is a colon: the
+// string was a member's name.
+func isMemberName(rest []byte) bool {
+	rest = bytes.TrimLeft(rest, " \t\r\n")
+	return len(rest) > 0 && rest[0] == ':'
 }
 
 // StrOrList is a claim RFC 7519 lets be a string or an array of strings

@@ -27,6 +27,7 @@ import (
 	"go.uber.org/goleak"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
 	"github.com/codemode-mcp/codemode-mcp/internal/resource"
 )
@@ -689,5 +690,176 @@ func TestAHugeKeySetIsRefused(t *testing.T) {
 	}
 	if n := f.fetches.Load(); n != 1 {
 		t.Errorf("%d fetches of a huge JWK Set by 2 tokens, want 1", n)
+	}
+}
+
+// Claim names are read exactly: encoding/json would match "SUB", "Scope"
+// or "ſub" (which folds to "sub") for the claim it reads and keep the last,
+// so an issuer that lets a user name a custom claim would let them choose
+// their subject or scopes. A token (or an introspection answer) holding
+// a claim the Validator reads in another case, or twice, is refused.
+func TestClaimNamesAreReadExactly(t *testing.T) {
+	as := oauthtest.New(t)
+	as.IntrospectClientID, as.IntrospectClientSecret = "codemode", "introspect-secret"
+	v, _ := newValidator(t, as, func(c *resource.Config) { c.ClientID, c.ClientSecret = "codemode", "introspect-secret" })
+	ctx := context.Background()
+	key := as.CurrentKey().RSA
+	raw := func(payload string) string {
+		tok, err := jws.Sign(key, jws.Header{Alg: "RS256", Kid: as.CurrentKey().Kid, Typ: "at+jwt"}, json.RawMessage(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	good := fmt.Sprintf(`"iss":%q,"aud":%q,"exp":%d`, as.Issuer(), as.ServerURL(), time.Now().Add(time.Hour).Unix())
+	if _, err := v.Validate(ctx, raw(`{`+good+`,"sub":"alice","Sub2":"x","custom":{"sub":"admin","SUB":1}}`)); err != nil {
+		t.Fatalf("a token with sub once, and other claims that fold to nothing read: %v", err)
+	}
+	for name, tok := range map[string]string{
+		"SUB beside sub":       as.SignJWT("RS256", map[string]any{"sub": "alice", "SUB": "admin"}),
+		"ſub beside sub":       as.SignJWT("RS256", map[string]any{"sub": "alice", "ſub": "admin"}),
+		"Scope alone":          as.SignJWT("RS256", map[string]any{"Scope": "codemode:approve"}),
+		"Groups alone":         as.SignJWT("RS256", map[string]any{"Groups": []string{"admins"}}),
+		"escaped \\u0053UB":    raw(`{` + good + `,"sub":"alice","\u0053UB":"admin"}`),
+		"sub twice":            raw(`{` + good + `,"sub":"alice","sub":"admin"}`),
+		"introspection: Scope": as.IssueOpaque(map[string]any{"sub": "bob", "aud": as.ServerURL(), "Scope": "codemode:approve"}),
+		"introspection: ſub":   as.IssueOpaque(map[string]any{"sub": "bob", "aud": as.ServerURL(), "ſub": "admin"}),
+	} {
+		p, err := v.Validate(ctx, tok)
+		if !errors.Is(err, resource.ErrInvalid) || strings.Contains(err.Error(), "admin") {
+			t.Errorf("%s: %+v, %v; want ErrInvalid, naming no value", name, p, err)
+		}
+	}
+}
+
+// BenchmarkValidate validates a JWT access token (its keys fetched).
+func BenchmarkValidate(b *testing.B) {
+	as := oauthtest.New(b)
+	for _, alg := range []string{"ES256", "RS256"} {
+		b.Run(alg, func(b *testing.B) {
+			v, err := resource.New(resource.Config{Issuer: as.Issuer(), Audience: as.ServerURL()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer v.Close()
+			tok := as.SignJWT(alg, map[string]any{"sub": "alice-1", "name": "Alice", "email": "alice@example.com",
+				"scope": "codemode:run codemode:approve", "groups": []string{"eng", "ops"}})
+			ctx := context.Background()
+			if _, err := v.Validate(ctx, tok); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := v.Validate(ctx, tok); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// askedDone is a context that reports the first call of its Done: the
+// Validate it was given has looked in the cache and gone on to introspect
+// (or to wait for the introspection another Validate made).
+type askedDone struct {
+	context.Context
+	once  sync.Once
+	asked chan struct{}
+}
+
+func (c *askedDone) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.asked) })
+	return c.Context.Done()
+}
+
+// Validates of one opaque token at once share one introspection: the
+// first asks the issuer, the others, arriving while it is under way, wait
+// for its answer.
+func TestConcurrentValidatesOfATokenIntrospectOnce(t *testing.T) {
+	var hits atomic.Int32
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		if hits.Add(1) == 1 {
+			arrived <- struct{}{}
+		}
+		<-release
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"active":true,"sub":"bob","aud":"https://mcp.example/mcp"}`))
+	}))
+	defer srv.Close()
+	v, err := resource.New(resource.Config{Issuer: srv.URL, Audience: "https://mcp.example/mcp", IntrospectionEndpoint: srv.URL + "/introspect"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	const n = 8
+	var wg sync.WaitGroup
+	validate := func(ctx context.Context) {
+		wg.Go(func() {
+			if p, err := v.Validate(ctx, "opaque-1"); err != nil || p.Subject != "bob" {
+				t.Errorf("Validate: %+v, %v; want bob", p, err)
+			}
+		})
+	}
+	validate(context.Background())
+	<-arrived // the first is at the issuer
+	for range n - 1 {
+		ctx := &askedDone{Context: context.Background(), asked: make(chan struct{})}
+		validate(ctx)
+		<-ctx.asked // past the cache, which has no answer yet
+	}
+	close(release)
+	wg.Wait()
+	if got := hits.Load(); got != 1 {
+		t.Errorf("%d Validates at once: %d introspections, want 1", n, got)
+	}
+}
+
+// A Validate waiting for another's introspection of its token asks the
+// issuer itself when that other gives up: the other's canceled context
+// is not its answer.
+func TestAWaitingValidateAsksWhenTheOtherGivesUp(t *testing.T) {
+	var hits atomic.Int32
+	arrived := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		if hits.Add(1) == 1 {
+			arrived <- struct{}{}
+			<-r.Context().Done() // until its caller gives up
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"active":true,"sub":"bob","aud":"https://mcp.example/mcp"}`))
+	}))
+	defer srv.Close()
+	v, err := resource.New(resource.Config{Issuer: srv.URL, Audience: "https://mcp.example/mcp", IntrospectionEndpoint: srv.URL + "/introspect"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	first, cancel := context.WithCancel(context.Background())
+	gaveUp := make(chan error, 1)
+	go func() {
+		_, err := v.Validate(first, "opaque-1")
+		gaveUp <- err
+	}()
+	<-arrived
+	second := &askedDone{Context: context.Background(), asked: make(chan struct{})}
+	got := make(chan error, 1)
+	go func() {
+		p, err := v.Validate(second, "opaque-1")
+		if err == nil && p.Subject != "bob" {
+			err = fmt.Errorf("subject %q, want bob", p.Subject)
+		}
+		got <- err
+	}()
+	<-second.asked
+	cancel()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Errorf("the first, given up: %v, want context.Canceled", err)
+	}
+	if err := <-got; err != nil || hits.Load() != 2 {
+		t.Errorf("the second: %v after %d introspections; want bob after its own (2)", err, hits.Load())
 	}
 }

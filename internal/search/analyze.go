@@ -3,6 +3,10 @@ package search
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Words splits text into lower-case words at anything that is not a
@@ -11,12 +15,18 @@ import (
 // "issues/get" give get, sum and issues, get. "HTTPServer" gives http,
 // server. A combining mark stays with its letter (an accent written as
 // "e" and U+0301, a Devanagari vowel sign).
+//
+// Each word comes out in one form whatever the text's, so that a query
+// and a document meet: case-folded in full (Unicode's case folding: ß and
+// ẞ are ss, a final sigma is σ, a ligature its letters) and composed
+// (NFC: "e" and U+0301 is é). Documents and queries are both split here,
+// and nothing else normalises.
 func Words(s string) []string {
 	var out []string
 	start := -1
 	flush := func(end int) {
 		if start >= 0 {
-			out = append(out, strings.ToLower(s[start:end]))
+			out = append(out, fold(s[start:end]))
 			start = -1
 		}
 	}
@@ -42,6 +52,18 @@ func Words(s string) []string {
 	}
 	flush(len(s))
 	return out
+}
+
+// fold is a word's one form: lower case for ASCII (the common word, at
+// the cost of strings.ToLower), full case folding then NFC otherwise.
+func fold(w string) string {
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			// A Caser keeps state: one a word, not one shared.
+			return norm.NFC.String(cases.Fold().String(w))
+		}
+	}
+	return strings.ToLower(w)
 }
 
 // startsWord reports whether the capital at byte i, after another, begins

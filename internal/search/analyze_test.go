@@ -20,6 +20,11 @@ func TestWords(t *testing.T) {
 		{"createNote v2", []string{"create", "note", "v2"}},
 		{"list PRs and URLs", []string{"list", "prs", "and", "urls"}},
 		{"Crème brûlée", []string{"crème", "brûlée"}},
+		// One form whatever the text's: NFC, and full case folding.
+		{"Cafe\u0301 CAFÉ", []string{"caf\u00e9", "caf\u00e9"}},
+		{"Straße STRASSE STRA\u1e9eE", []string{"strasse", "strasse", "strasse"}},
+		{"ΣΟΦΟΣ σοφο\u03c2", []string{"σοφοσ", "σοφοσ"}},
+		{"\ufb01le", []string{"file"}},
 		{"", nil},
 	}
 	for _, tc := range tests {
@@ -102,13 +107,14 @@ func TestRoot(t *testing.T) {
 }
 
 // A combining mark is part of its word: a decomposed accent ("e" and
-// U+0301) and the vowel signs of Devanagari do not split words.
+// U+0301, composed into é) and the vowel signs of Devanagari do not split
+// words.
 func TestWordsKeepCombiningMarks(t *testing.T) {
 	for in, want := range map[string][]string{
-		"cafe\u0301 menu":     {"cafe\u0301", "menu"},
-		"re\u0301sume\u0301s": {"re\u0301sume\u0301s"},
+		"cafe\u0301 menu":     {"caf\u00e9", "menu"},
+		"re\u0301sume\u0301s": {"r\u00e9sum\u00e9s"},
 		"नमस्ते दुनिया":       {"नमस्ते", "दुनिया"},
-		"getCafe\u0301Menu":   {"get", "cafe\u0301", "menu"},
+		"getCafe\u0301Menu":   {"get", "caf\u00e9", "menu"},
 	} {
 		if diff := cmp.Diff(want, Words(in)); diff != "" {
 			t.Errorf("Words(%q) (-want +got):\n%s", in, diff)

@@ -336,3 +336,27 @@ func (ix *Index[T]) Len() int {
 	}
 	return ix.n
 }
+
+// TestSearchUnicodeForms: a query finds a method whatever Unicode form
+// either is written in: composed or decomposed accents, ß or ss, a final
+// sigma or a capital one.
+func TestSearchUnicodeForms(t *testing.T) {
+	ix := (*Index[string])(nil).With("t", NewSegment([]Doc[string]{
+		method("menu_get", "Get the cafe\u0301 menu", ""),
+		method("street_find", "Find a Straße", ""),
+		method("logos_list", "List the λόγος", ""),
+		method("echo", "Echo Tool", ""),
+	}))
+	for q, want := range map[string]string{
+		"caf\u00e9 menu": "menu_get",
+		"CAF\u00c9":      "menu_get",
+		"strasse":        "street_find",
+		"STRASSE":        "street_find",
+		"ΛΌΓΟΣ":          "logos_list",
+		"λόγοσ":          "logos_list",
+	} {
+		if got := first(t, ix, q); got != want {
+			t.Errorf("%q: first is %q, want %q", q, got, want)
+		}
+	}
+}
