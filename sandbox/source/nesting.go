@@ -28,7 +28,7 @@ const MaxNesting = 32
 // high, never low, where the syntax is ambiguous without a parser (a `/`
 // after `}` is read as a division, so what follows counts as code).
 func checkNesting(src string) error {
-	s := nestScan{src: src, stack: []nestFrame{{}}}
+	s := nestScan{src: src, stack: make([]nestFrame, 1, MaxNesting+2)}
 	return s.run()
 }
 
@@ -139,9 +139,9 @@ func (s *nestScan) run() error {
 			i += end + 4
 			continue
 		}
-		if isIdentByteAt([]byte{c}, 0) {
+		if isIdentByte(c) {
 			j := i
-			for j < len(src) && isIdentByteAt([]byte{src[j]}, 0) {
+			for j < len(src) && isIdentByte(src[j]) {
 				j++
 			}
 			if s.afterElse && src[i:j] == "if" {
