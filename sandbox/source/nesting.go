@@ -23,12 +23,12 @@ const MaxNesting = 32
 // parenthesis and template substitution is a level; so is the body of an
 // arrow function, of if, for, while, with and do when it is not a block
 // (a block counts as its brace), until the statement ends (a semicolon, a
-// comma, or a line break not right after the head); and each prefix
+// comma, or a line break where a semicolon would be inserted); and each prefix
 // operator in a run of them (`!!x`, `typeof await x`). The count errs
 // high, never low, where the syntax is ambiguous without a parser (a `/`
 // after `}` is read as a division, so what follows counts as code).
 func checkNesting(src string) error {
-	s := nestScan{src: src, stack: make([]nestFrame, 1, MaxNesting+2)}
+	s := nestScan{src: src, stack: make([]nestFrame, 1, 8)}
 	return s.run()
 }
 
@@ -51,6 +51,8 @@ type nestScan struct {
 	dot       bool // the last token is `.` or `?.`: a keyword is a property name
 	headNext  bool // the last token is if, for, while or with
 	lastEnd   bool // the last token ends a statement (`;`)
+	asi       bool // a line break after the last token may end the statement
+	newline   bool // a line break since the last token
 	afterElse bool // the last token is else
 }
 
@@ -99,6 +101,12 @@ func (s *nestScan) nest(off int) error {
 // comments): a body that was expected and is not a block is a level.
 func (s *nestScan) token(off int, open byte) error {
 	s.lastEnd = false
+	if s.newline {
+		s.newline = false
+		if s.asi && !s.pending && s.unary == 0 && !continues(s.src[off:]) {
+			s.endStatement()
+		}
+	}
 	if !s.pending {
 		return nil
 	}
@@ -115,9 +123,7 @@ func (s *nestScan) run() error {
 		c := src[i]
 		switch {
 		case c == '\n' || c == '\r':
-			if !s.pending && s.unary == 0 && !s.headNext {
-				s.endStatement()
-			}
+			s.newline = true
 			i++
 			continue
 		case c == ' ' || c == '\t':
@@ -133,9 +139,7 @@ func (s *nestScan) run() error {
 			if end < 0 {
 				return nil // unterminated: esbuild says so
 			}
-			if strings.ContainsAny(src[i:i+2+end], "\n\r") && !s.pending && s.unary == 0 && !s.headNext {
-				s.endStatement()
-			}
+			s.newline = s.newline || strings.ContainsAny(src[i:i+2+end], "\n\r")
 			i += end + 4
 			continue
 		}
@@ -222,7 +226,7 @@ func (s *nestScan) run() error {
 			if (c == '+' || c == '-') && i+1 < len(src) && src[i+1] == c {
 				n = 2
 			}
-			if s.expr && n == 2 { // postfix
+			if s.expr && (n == 2 || c == '!') { // postfix, or TypeScript's non-null assertion
 				expr = true
 			} else if !s.expr {
 				s.unary++
@@ -240,7 +244,7 @@ func (s *nestScan) run() error {
 		default:
 			i++
 		}
-		s.expr, s.dot, s.headNext = expr, dot, headNext
+		s.expr, s.asi, s.dot, s.headNext = expr, expr, dot, headNext
 	}
 	return nil
 }
@@ -248,16 +252,16 @@ func (s *nestScan) run() error {
 // word handles an identifier, keyword or number at off.
 func (s *nestScan) word(off int, w string, number bool) error {
 	headNext := s.headNext
-	s.expr, s.headNext = true, false
+	s.expr, s.asi, s.headNext = true, true, false
 	if number || s.dot {
 		s.unary, s.dot = 0, false
 		return nil
 	}
 	switch w {
 	case "if", "for", "while", "with":
-		s.unary, s.expr, s.headNext = 0, false, true
+		s.unary, s.expr, s.asi, s.headNext = 0, false, false, true
 	case "do":
-		s.unary, s.expr, s.pending = 0, false, true
+		s.unary, s.expr, s.asi, s.pending = 0, false, false, true
 	case "else":
 		f := s.top()
 		if s.lastEnd || f.chain == 0 {
@@ -269,13 +273,15 @@ func (s *nestScan) word(off int, w string, number bool) error {
 			s.chains--
 		}
 		f.saved = 0
-		s.unary, s.expr, s.pending, s.afterElse = 0, false, true, true
+		s.unary, s.expr, s.asi, s.pending, s.afterElse = 0, false, false, true, true
 	case "typeof", "void", "delete", "await", "new", "yield":
-		s.expr, s.headNext = false, w == "await" && headNext // for await (…)
+		s.expr, s.asi, s.headNext = false, false, w == "await" && headNext // for await (…)
 		s.unary++
 		return s.deeper(off)
-	case "return", "case", "in", "of", "instanceof", "throw":
-		s.unary, s.expr = 0, false
+	case "return", "break", "continue":
+		s.unary, s.expr = 0, false // asi: a line break ends the statement
+	case "case", "in", "of", "instanceof", "throw":
+		s.unary, s.expr, s.asi = 0, false, false
 	default:
 		s.unary = 0
 	}
@@ -343,4 +349,21 @@ func skipRegExp(src string, i int) int {
 		}
 	}
 	return i
+}
+
+// continues reports whether a token starting rest continues the statement
+// before a line break (no semicolon is inserted before it).
+func continues(rest string) bool {
+	if strings.IndexByte("?:.,+-*/%=<>&|^([`", rest[0]) >= 0 {
+		return true
+	}
+	j := 0
+	for j < len(rest) && isIdentByte(rest[j]) {
+		j++
+	}
+	switch rest[:j] {
+	case "in", "instanceof", "as", "satisfies":
+		return true
+	}
+	return false
 }

@@ -24,6 +24,9 @@ func TestNestingBounded(t *testing.T) {
 		{"arrow bodies", "x = " + strings.Repeat("a => ", n) + "1", 1, 5 + 5*(MaxNesting+1)},
 		{"functions", "x = " + strings.Repeat("function () { return ", n) + "1" + strings.Repeat("}", n), 1, 5 + 21*MaxNesting + 9},
 		{"prefix operators", "x = " + strings.Repeat("!", n) + "1", 1, 5 + MaxNesting},
+		{"arrows in conditionals over lines", "x = " + strings.Repeat("a => a ? a :\n", n) + "1", 0, 0},
+		{"arrows on continued lines", "x = " + strings.Repeat("a => a\n in a ? a : ", n) + "1", 0, 0},
+		{"brackets after a non-null assertion", "x = a! / " + strings.Repeat("(", n) + "1" + strings.Repeat(")", n), 1, 10 + MaxNesting},
 		{"else while", strings.Repeat("if (a) x; else while (a) ", n) + "x;", 0, 0},
 		{"template substitutions", "x = '😀' + `" + strings.Repeat("${`", n) + strings.Repeat("`}", n) + "`", 1, 13 + 3*MaxNesting},
 	}
@@ -54,17 +57,18 @@ func TestNestingBounded(t *testing.T) {
 func TestNestingAllowed(t *testing.T) {
 	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 	tests := map[string]string{
-		"at the bound":      "x = " + deep(MaxNesting-1),
-		"else if chain":     "const a = 1;\nlet r;\n" + strings.Repeat("if (a === 2) { r = 1; } else ", 100) + "{ r = 0; }\nr",
-		"braceless else if": "const a = 1;\nlet r;\n" + strings.Repeat("if (a === 2) r = 1;\nelse ", 100) + "r = 0;\nr",
-		"many statements":   strings.Repeat("if (input) x = !input;\nf = (a) => a + 1\n", 500) + "1",
-		"no semicolons":     strings.Repeat("g = y => y * 2\n", 100) + "g(1)",
-		"long boolean":      "const a = 1;\n" + strings.Repeat("!a && ", 100) + "!a",
-		"strings":           "x = '" + strings.Repeat("{", 100) + "' + \"" + strings.Repeat("(", 100) + "\"",
-		"comments":          "// " + strings.Repeat("{", 100) + "\n/* " + strings.Repeat("[", 100) + " */ 1",
-		"template text":     "x = `" + strings.Repeat("{", 100) + "${1}" + strings.Repeat("(", 100) + "`",
-		"regexp":            "x = /" + strings.Repeat("\\(", 100) + "[(/]/.test('a')",
-		"typical":           "async () => {\n  for (const x of [1]) {\n    const r = await Promise.all([x].map(async (y) => {\n      if (y) { return await Promise.resolve({ q: { r: [typeof !y] } }); }\n    }));\n    return r;\n  }\n}",
+		"at the bound":               "x = " + deep(MaxNesting-1),
+		"else if chain":              "const a = 1;\nlet r;\n" + strings.Repeat("if (a === 2) { r = 1; } else ", 100) + "{ r = 0; }\nr",
+		"braceless else if":          "const a = 1;\nlet r;\n" + strings.Repeat("if (a === 2) r = 1;\nelse ", 100) + "r = 0;\nr",
+		"many statements":            strings.Repeat("if (input) x = !input;\nf = (a) => a + 1\n", 500) + "1",
+		"returns without semicolons": "const a = 1;\n" + strings.Repeat("if (!a) return\n", 100) + "1",
+		"no semicolons":              strings.Repeat("g = y => y * 2\n", 100) + "g(1)",
+		"long boolean":               "const a = 1;\n" + strings.Repeat("!a && ", 100) + "!a",
+		"strings":                    "x = '" + strings.Repeat("{", 100) + "' + \"" + strings.Repeat("(", 100) + "\"",
+		"comments":                   "// " + strings.Repeat("{", 100) + "\n/* " + strings.Repeat("[", 100) + " */ 1",
+		"template text":              "x = `" + strings.Repeat("{", 100) + "${1}" + strings.Repeat("(", 100) + "`",
+		"regexp":                     "x = /" + strings.Repeat("\\(", 100) + "[(/]/.test('a')",
+		"typical":                    "async () => {\n  for (const x of [1]) {\n    const r = await Promise.all([x].map(async (y) => {\n      if (y) { return await Promise.resolve({ q: { r: [typeof !y] } }); }\n    }));\n    return r;\n  }\n}",
 	}
 	for name, code := range tests {
 		t.Run(name, func(t *testing.T) {
