@@ -24,7 +24,10 @@ const MaxNesting = 32
 // arrow function, of if, for, while, with and do when it is not a block
 // (a block counts as its brace), until the statement ends (a semicolon, a
 // comma, or a line break where a semicolon would be inserted); and each prefix
-// operator in a run of them (`!!x`, `typeof await x`). The count errs
+// operator in a run of them (`!!x`, `typeof await x`); and each
+// right-associative operator in a chain (`a = b = c`, `a ** b ** c`,
+// `a ? b : c ? d : e`), which esbuild visits by recursion: 128 Ki of them
+// passed Go's 1 GB stack, a fatal error that would end the server. The count errs
 // high, never low, where the syntax is ambiguous without a parser (a `/`
 // after `}` is read as a division, so what follows counts as code).
 func checkNesting(src string) error {
@@ -38,6 +41,7 @@ type nestFrame struct {
 	kind  byte
 	head  bool // the parentheses of an if, for, while or with
 	chain int  // the statement bodies and arrow bodies open in it
+	ops   int  // the right-associative operators open in it
 	saved int  // chain before the last statement end, for an else
 }
 
@@ -45,6 +49,7 @@ type nestScan struct {
 	src       string
 	stack     []nestFrame
 	chains    int  // the sum of the frames' chains
+	ops       int  // the sum of the frames' ops
 	unary     int  // the prefix operators just read
 	pending   bool // a body is expected: a block, or it counts as a level
 	expr      bool // the last token ends an operand: `/` divides, `+` is binary
@@ -60,12 +65,12 @@ func (s *nestScan) top() *nestFrame { return &s.stack[len(s.stack)-1] }
 
 // deeper checks the depth at off after a level was added.
 func (s *nestScan) deeper(off int) error {
-	if len(s.stack)-1+s.chains+s.unary <= MaxNesting {
+	if len(s.stack)-1+s.chains+s.ops+s.unary <= MaxNesting {
 		return nil
 	}
 	line, col := s.position(off)
 	return &SyntaxError{
-		Message: fmt.Sprintf("the code nests deeper than %d levels (each bracket, brace, parenthesis, arrow function, if/for/while body and prefix operator is one); flatten it: move inner parts into functions or variables", MaxNesting),
+		Message: fmt.Sprintf("the code nests deeper than %d levels (each bracket, brace, parenthesis, arrow function, if/for/while body, prefix operator and chained =, ** or ?: is one); flatten it: move inner parts into functions or variables", MaxNesting),
 		Line:    line, Column: col,
 	}
 }
@@ -87,7 +92,15 @@ func (s *nestScan) endStatement() {
 		f.saved = f.chain
 	}
 	s.chains -= f.chain
-	f.chain = 0
+	s.ops -= f.ops
+	f.chain, f.ops = 0, 0
+}
+
+// nestOp adds a right-associative operator to the current frame.
+func (s *nestScan) nestOp(off int) error {
+	s.top().ops++
+	s.ops++
+	return s.deeper(off)
 }
 
 // nest adds a level to the current frame's chain.
@@ -189,6 +202,7 @@ func (s *nestScan) run() error {
 			f := *s.top()
 			if len(s.stack) > 1 {
 				s.chains -= f.chain
+				s.ops -= f.ops
 				s.stack = s.stack[:len(s.stack)-1]
 			}
 			i++
@@ -220,7 +234,21 @@ func (s *nestScan) run() error {
 				i += 2
 				break
 			}
+			s.unary = 0
+			if isAssignment(src, i) { // right-associative: a = b = c nests
+				if err := s.nestOp(i); err != nil {
+					return err
+				}
+			}
 			i++
+		case '*':
+			i++
+			if i < len(src) && src[i] == '*' && (i+1 >= len(src) || src[i+1] != '=') { // a ** b ** c nests
+				if err := s.nestOp(i - 1); err != nil {
+					return err
+				}
+				i++
+			}
 		case '!', '~', '+', '-':
 			n := 1
 			if (c == '+' || c == '-') && i+1 < len(src) && src[i+1] == c {
@@ -235,10 +263,21 @@ func (s *nestScan) run() error {
 				}
 			}
 			i += n
-		case '.', '?':
-			dot = c == '.' || strings.HasPrefix(src[i:], "?.")
+		case '.':
+			dot = true
 			i++
-			if c == '?' && dot {
+		case '?':
+			switch {
+			case strings.HasPrefix(src[i:], "?.") && !(i+2 < len(src) && src[i+2] >= '0' && src[i+2] <= '9'):
+				dot = true
+				i += 2
+			case strings.HasPrefix(src[i:], "??"):
+				i += 2
+			default: // a ? b : c ? d : e nests
+				s.unary = 0
+				if err := s.nestOp(i); err != nil {
+					return err
+				}
 				i++
 			}
 		default:
@@ -366,4 +405,22 @@ func continues(rest string) bool {
 		return true
 	}
 	return false
+}
+
+// isAssignment reports whether the = at i is an assignment operator (=,
+// +=, <<=, …), not part of ==, !=, <=, >= or =>.
+func isAssignment(src string, i int) bool {
+	if i+1 < len(src) && (src[i+1] == '=' || src[i+1] == '>') {
+		return false
+	}
+	if i == 0 {
+		return true
+	}
+	switch p := src[i-1]; p {
+	case '=', '!':
+		return false
+	case '<', '>':
+		return i >= 2 && src[i-2] == p // <<=, >>=, >>>=
+	}
+	return true
 }
