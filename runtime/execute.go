@@ -202,6 +202,19 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	}
 	pending := codemode.PendingActions(id, log)
 	rec.Target = targets(pending)
+	if r.expired(pausedAt, e.UpdatedAt) {
+		// Housekeeping expires paused runs only as new runs begin; an
+		// approval does not wait for it. Checked once claimed, on the
+		// claim's clock, so an expiry that listed the run before the claim
+		// cannot end it after this pass paused it again.
+		_, out, err := refuse(wrongState("execution %s could not be approved: it expired after %s paused without approval", id, r.opts.PausedTTL))
+		if xerr := r.expire(context.WithoutCancel(ctx), e); xerr == nil {
+			out.Status = e.Status
+		} else if !errors.Is(xerr, codemode.ErrConflict) {
+			r.log.WarnContext(ctx, "expiring a paused execution failed", "execution", id, "err", xerr)
+		}
+		return nil, out, err
+	}
 	if err := r.opts.Policy.MayApprove(codemode.PrincipalFrom(ctx), e, pending); err != nil {
 		return refuse(err)
 	}
@@ -285,7 +298,7 @@ func (r *Runtime) afterSignIn(ctx context.Context, user string, en codemode.Entr
 	}
 	switch v, aerr := t.Approval(en.Args); {
 	case aerr != nil:
-		return codemode.EntryRejected, fmt.Sprintf("%s.%s: %v", en.Connector, en.Method, aerr), nil
+		return codemode.EntryRejected, fmt.Sprintf("%s.%s: %s", en.Connector, en.Method, r.connectorRefusal(aerr)), nil
 	case v.Why != catalog.NoApproval:
 		return codemode.EntryPending, "", nil
 	}
@@ -447,10 +460,10 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 	}
 	now := r.now()
 	for _, e := range paused {
-		if now.Sub(e.UpdatedAt) <= r.opts.PausedTTL {
+		if !r.expired(e.UpdatedAt, now) {
 			continue
 		}
-		err := r.endIdle(ctx, e, codemode.StatusRejected, fmt.Sprintf("expired after %s paused without approval", r.opts.PausedTTL), codemode.Person{})
+		err := r.expire(ctx, e)
 		switch {
 		case errors.Is(err, codemode.ErrConflict): // decided meanwhile
 		case err != nil:
@@ -459,6 +472,17 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 			r.log.InfoContext(ctx, "paused execution expired", "execution", e.ID)
 		}
 	}
+}
+
+// expired reports whether a run paused since pausedAt has expired at now
+// (Options.PausedTTL).
+func (r *Runtime) expired(pausedAt, now time.Time) bool {
+	return r.opts.PausedTTL > 0 && now.Sub(pausedAt) > r.opts.PausedTTL
+}
+
+// expire ends paused run e, expired, rejected by nobody (endIdle).
+func (r *Runtime) expire(ctx context.Context, e *codemode.Execution) error {
+	return r.endIdle(ctx, e, codemode.StatusRejected, fmt.Sprintf("expired after %s paused without approval", r.opts.PausedTTL), codemode.Person{})
 }
 
 // openExecution begins a request (begin) on run id, which the person ctx

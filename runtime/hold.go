@@ -24,7 +24,7 @@ type claims struct {
 	live     map[string]int                         // requests holding each run; guarded by mu
 	stranded map[string]func(context.Context) error // runs whose end is still to write; guarded by mu
 	busy     map[string]chan struct{}               // runs being settled or recovered; closed when done; guarded by mu
-	dropped  map[string]bool                        // live runs held across a lapse of the lease; guarded by mu
+	dropped  map[string]error                       // live runs held across a lapse of the lease or a takeover, with why; guarded by mu
 	renewed  time.Time                              // when the last renewal of the lease that reached the store began; guarded by mu
 }
 
@@ -34,7 +34,7 @@ func newClaims(lease time.Duration) *claims {
 		live:     map[string]int{},
 		stranded: map[string]func(context.Context) error{},
 		busy:     map[string]chan struct{}{},
-		dropped:  map[string]bool{},
+		dropped:  map[string]error{},
 	}
 }
 
@@ -98,25 +98,47 @@ func (c *claims) renew(began time.Time) (lapsed time.Duration) {
 	if !c.renewed.IsZero() {
 		if gap := began.Sub(c.renewed); gap > c.lease {
 			lapsed = gap
-			for id := range c.live {
-				c.dropped[id] = true
-			}
+			c.dropLocked(errLapsed)
 		}
 	}
 	c.renewed = began
 	return lapsed
 }
 
-// errLapsed is why a pass of a run whose claim was dropped may not act.
-var errLapsed = errors.New("this process could not renew its lease on the run for longer than the lease (the store was unreachable), so another process may have recovered the run: the call was not made")
+// dropLocked drops the runs held now (mayAct refuses them with why).
+func (c *claims) dropLocked(why error) {
+	for id := range c.live {
+		c.dropped[id] = why
+	}
+}
 
-// mayAct reports, as an error wrapping errLapsed, whether this process
-// may no longer act on run id because its claim lapsed (see above).
+// takenOver records that another process took this one for gone (it
+// removed this owner's record, which it does once it has recovered the
+// owner's runs): the runs held now are dropped, as after a lapse.
+func (c *claims) takenOver() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dropLocked(errTakenOver)
+}
+
+// Why a pass of a run whose claim was dropped may not act.
+var (
+	errLapsed    = errors.New("this process could not renew its lease on the run for longer than the lease (the store was unreachable), so another process may have recovered the run: the call was not made")
+	errTakenOver = errors.New("another process took this one for gone (it removed this process's owner record: are the servers' clocks apart by more than the lease?) and may have recovered the run: the call was not made")
+)
+
+// mayAct reports, as an error wrapping errLapsed or errTakenOver, whether
+// this process may no longer act on run id because its claim lapsed or
+// was taken over (see above).
 func (c *claims) mayAct(id string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.dropped[id] || (!c.renewed.IsZero() && time.Since(c.renewed) > c.lease) {
-		return fmt.Errorf("execution %s: %w", id, errLapsed)
+	why := c.dropped[id]
+	if why == nil && !c.renewed.IsZero() && time.Since(c.renewed) > c.lease {
+		why = errLapsed
+	}
+	if why != nil {
+		return fmt.Errorf("execution %s: %w", id, why)
 	}
 	return nil
 }

@@ -116,14 +116,17 @@ func (o *owner) tick(ctx context.Context) {
 }
 
 // beat renews the lease and reports whether the store took it. An owner
-// record another process removed (taking this one for dead) is written
-// again: runs recovered meanwhile stay recovered.
+// record another process removed (taking this one for dead, which it does
+// once it has recovered the runs this one claimed) is written again: runs
+// recovered meanwhile stay recovered, and the passes of the runs held now
+// make no further call with a side effect (claims.takenOver).
 func (o *owner) beat(ctx context.Context) bool {
 	began := time.Now()
 	err := o.r.store.Heartbeat(ctx, o.id, o.r.now())
 	switch {
 	case errors.Is(err, codemode.ErrNotFound):
-		o.r.log.WarnContext(ctx, "this process's owner record was removed (its lease lapsed?); registering again", "owner", o.id)
+		o.claims.takenOver()
+		o.r.log.WarnContext(ctx, "this process's owner record was removed: another process took it for gone (are the servers' clocks apart by more than the lease?) and may have recovered its runs, which make no further call with a side effect here; registering again", "owner", o.id)
 		err = o.register(ctx)
 	case err == nil:
 		o.renewed(began)

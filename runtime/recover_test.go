@@ -1,12 +1,15 @@
 package runtime_test
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
 	"math"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -354,5 +357,90 @@ func TestRecoveryBoundsAStoredLease(t *testing.T) {
 	}
 	if x.Status != codemode.StatusError || !strings.Contains(x.Error, "stopped renewing its 24h0m0s lease") {
 		t.Errorf("after MaxLease, the run of an owner with a huge lease: %s %q; want error", x.Status, x.Error)
+	}
+}
+
+// A process whose owner record another removed (it took this one for
+// gone, as a server whose clock runs ahead by more than the lease does,
+// and recovered its runs) makes no further call with a side effect in the
+// runs it held: they are another's now. Before, it registered again and
+// its passes went on calling in runs recovery had ended.
+func TestAProcessTakenForGoneStopsActing(t *testing.T) {
+	k := newKV("kv")
+	e := newEnv(t, setup{kv: k})
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	k.hook = func(_ context.Context, tool string) error {
+		if tool == "add" {
+			once.Do(func() { close(entered); <-release })
+		}
+		return nil
+	}
+	done := make(chan error)
+	go func() {
+		// (Its outcome is the process's view of a run it no longer owns.)
+		_, err := e.rt.Execute(e.ctx, `async () => { await kv.add({ key: "a" }); await kv.add({ key: "b" }) }`, nil)
+		done <- err
+	}()
+	<-entered
+	// What another process does to a process it takes for gone: it
+	// recovers its run, then removes its record.
+	runs, err := e.store.ListExecutions(e.ctx, codemode.ExecutionFilter{Status: codemode.StatusRunning})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("running = %v, %v; want one run", runs, err)
+	}
+	x := runs[0]
+	x.Status, x.Owner, x.Error = codemode.StatusError, "", "interrupted: recovered by another process"
+	if err := e.store.UpdateExecution(e.ctx, x, codemode.StatusRunning); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.RemoveOwner(e.ctx, runtime.OwnerID(e.rt)); err != nil {
+		t.Fatal(err)
+	}
+	runtime.Beat(e.ctx, e.rt)
+	close(release)
+	<-done
+	if n := k.count("add"); n != 1 {
+		t.Errorf("kv.add was called %d times, want 1: the call after the takeover was made", n)
+	}
+	if _, ok := k.get("b"); ok {
+		t.Error("the run another process recovered went on: b was added")
+	}
+	if got := e.status(x.ID); got != codemode.StatusError {
+		t.Errorf("the recovered run is %s, want error as recovery left it", got)
+	}
+}
+
+// A process that died between the two writes of an approval (the run
+// claimed, running; its pending call not yet moved on) leaves a run that
+// exactly one of two processes recovering at once ends: error, the
+// pending call rejected, never made, one recovery logged.
+func TestTwoProcessesRecoverAnInterruptedApprovalOnce(t *testing.T) {
+	clk := fixture.NewClock()
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	k := newKV("kv")
+	a := newEnv(t, setup{kv: k, clock: clk, logger: logger})
+	b := newEnvAt(t, a.dbPath, setup{kv: k, clock: clk, logger: logger})
+	pending := addEntry("exec_half", 1, "a", codemode.EntryPending, "")
+	pending.Method = "put"
+	a.crashed(deadOwner(t, clk.Now()), "exec_half", codemode.StatusRunning, []codemode.Entry{pending}, nil)
+	var wg sync.WaitGroup
+	for _, e := range []*env{a, b} {
+		wg.Go(func() { runtime.RecoverNow(e.ctx, e.rt) })
+	}
+	wg.Wait()
+	x, _, err := a.rt.Execution(a.ctx, "exec_half")
+	if err != nil || x.Status != codemode.StatusError {
+		t.Fatalf("the run = %+v, %v; want error", x, err)
+	}
+	if diff := cmp.Diff([]string{"1 kv.put rejected"}, a.log("exec_half")); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+	if n := strings.Count(logs.String(), "recovered an interrupted run"); n != 1 {
+		t.Errorf("recovered %d times, want once:\n%s", n, logs.String())
+	}
+	if n := k.count("put"); n != 0 {
+		t.Errorf("kv.put was made %d times, want never", n)
 	}
 }

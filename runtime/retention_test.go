@@ -85,6 +85,38 @@ func TestPausedRunsExpire(t *testing.T) {
 	}
 }
 
+// A paused run past its TTL is refused approval, and expires then, even
+// when no new run has done the housekeeping since. Before, it stayed
+// approvable until a new run began, however old it was.
+func TestApprovalOfAnExpiredRunIsRefused(t *testing.T) {
+	clk := fixture.NewClock()
+	e := newEnv(t, setup{ttl: 24 * time.Hour, hkEvery: time.Hour, clock: clk})
+	for _, resume := range []bool{false, true} {
+		old := e.run(`async () => { await kv.put({ key: "k", value: "v" }) }`, nil)
+		mustStatus(t, old, codemode.StatusPaused)
+		clk.Advance(24*time.Hour + time.Second)
+		var out codemode.Outcome
+		var err error
+		if resume {
+			out, err = e.rt.Resume(e.ctx, old.ExecutionID, codemode.Review{})
+		} else {
+			out, err = e.rt.Approve(e.ctx, old.ExecutionID, nil)
+		}
+		if !errors.Is(err, codemode.ErrWrongState) || !strings.Contains(err.Error(), "expired after 24h0m0s") {
+			t.Errorf("resume %v: approving a run past its TTL: %v, want ErrWrongState, expired", resume, err)
+		}
+		if out.Status != codemode.StatusRejected {
+			t.Errorf("resume %v: outcome %s, want rejected", resume, out.Status)
+		}
+		if got := e.log(old.ExecutionID); len(got) != 1 || got[0] != "1 kv.put rejected" {
+			t.Errorf("resume %v: log = %v, want the call rejected", resume, got)
+		}
+		if v, ok := e.kv.get("k"); ok {
+			t.Errorf("resume %v: the expired run's call was made (k = %q)", resume, v)
+		}
+	}
+}
+
 // An approval refused once the run was claimed (its pending actions
 // changed since they were shown) gives the run back as it was: paused
 // since it paused, so it expires when it would have. Before, the refusal

@@ -9,6 +9,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // Method describes one connector method as the runtime serves it now, for
@@ -23,7 +24,7 @@ func (r *Runtime) Method(connector, method string, args json.RawMessage) codemod
 	info := codemode.MethodInfo{Known: true, ReadOnly: t.Def.KnownReadOnly(), Revertible: t.RevertJS != "" || rv != nil && rv.Revertible(t.Def.SourceName)}
 	v, err := t.Approval(args)
 	if err != nil {
-		info.ApprovalReason = fmt.Sprintf("%s refuses this call of %s: %v", connector, method, err)
+		info.ApprovalReason = fmt.Sprintf("%s refuses this call of %s: %s", connector, method, r.connectorRefusal(err))
 		return info
 	}
 	switch v.Why {
@@ -36,6 +37,18 @@ func (r *Runtime) Method(connector, method string, args json.RawMessage) codemod
 		info.ApprovalReason = approvalReason(connector, method, t, v.Why)
 	}
 	return info
+}
+
+// maxRefusalChars bounds a connector's refusal of a call as a person is
+// shown it (connectorRefusal).
+const maxRefusalChars = 1000
+
+// connectorRefusal is a connector's refusal of a call (catalog.Method.Approval's
+// error) as a person is shown it, in the console or the call's log entry:
+// scrubbed of every configured secret and clipped, since the connector
+// may quote the call's arguments, of any length.
+func (r *Runtime) connectorRefusal(err error) string {
+	return short.Clip(r.scrub.String(err.Error()), maxRefusalChars)
 }
 
 // approvalReason says why a call of method (of tool t) needs approval,

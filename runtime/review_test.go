@@ -12,6 +12,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 // digestOf is the digest of what execution id has pending now, as a
@@ -158,5 +159,40 @@ func TestMethodExplainsApprovalAndRevert(t *testing.T) {
 		if got := e.rt.Method(tc.connector, tc.method, []byte(`{}`)); got != tc.want {
 			t.Errorf("Method(%s, %s) = %+v, want %+v", tc.connector, tc.method, got, tc.want)
 		}
+	}
+}
+
+// routedKV is a kv whose put is a generic tool (connectors.Router) routed
+// by route, a function field.
+type routedKV struct {
+	*kv
+	route func(tool string, args json.RawMessage) (connectors.Route, bool, error)
+}
+
+func (k *routedKV) Capabilities() connectors.Capabilities {
+	c := k.kv.Capabilities()
+	c.Router = k
+	return c
+}
+
+func (k *routedKV) Route(tool string, args json.RawMessage) (connectors.Route, bool, error) {
+	return k.route(tool, args)
+}
+
+// A connector's refusal of a pending call (its routing changed since the
+// call paused) is shown to the person deciding it scrubbed of secrets and
+// bounded, whatever the connector quotes.
+func TestMethodShowsAConnectorsRefusalScrubbedAndBounded(t *testing.T) {
+	k := &routedKV{kv: newKV("kv")}
+	k.route = func(string, json.RawMessage) (connectors.Route, bool, error) { return connectors.Route{}, false, nil }
+	e := newEnv(t, setup{noKV: true, extra: []catalog.Source{{Connector: k}}, scrubber: scrub.New("hunter2hunter2")})
+	o := e.run(`async () => kv.put({ key: "k", value: "v" })`, nil)
+	mustStatus(t, o, codemode.StatusPaused)
+	k.route = func(string, json.RawMessage) (connectors.Route, bool, error) {
+		return connectors.Route{}, true, errors.New("excluded: token hunter2hunter2 " + strings.Repeat("x", 1<<20))
+	}
+	got := e.rt.Method("kv", "put", o.Pending[0].Args).ApprovalReason
+	if !strings.HasPrefix(got, "kv refuses this call of put: excluded: token ") || strings.Contains(got, "hunter2hunter2") || len(got) > 4<<10 {
+		t.Errorf("reason (%d bytes) = %.200q…; want the refusal, scrubbed and bounded", len(got), got)
 	}
 }

@@ -108,10 +108,13 @@ func (r *Runtime) signInKey(name string, person codemode.Person) string {
 }
 
 // AwaitingSignIn returns the paused runs that await a sign-in to
-// connector name and nothing else, oldest first: resuming one with its
-// Review resumes it. A run that awaits an approval too is not listed:
+// connector name and nothing but sign-ins, oldest first: resuming one with
+// its Review resumes it. A run that awaits an approval too is not listed:
 // approving it would approve calls nobody was shown (it waits for its
-// approval, which then finds the sign-in made).
+// approval, which then finds the sign-in made). A run that awaits a
+// sign-in to another connector too is listed: resuming it is refused
+// (ErrNeedsSignIn) until that sign-in is made too, and the last sign-in
+// resumes it.
 func (r *Runtime) AwaitingSignIn(ctx context.Context, name string) ([]AwaitingRun, error) {
 	return r.awaitingSignIn(ctx, name, false, "")
 }
@@ -141,7 +144,8 @@ func (r *Runtime) awaitingSignIn(ctx context.Context, name string, own bool, sub
 		acts := pending[:n]
 		pending = pending[n:]
 		if (!own || acts[0].StartedBy.Subject == subject) &&
-			!slices.ContainsFunc(acts, func(p codemode.PendingAction) bool { return p.Awaits != codemode.AwaitsSignIn || p.Connector != name }) {
+			slices.ContainsFunc(acts, func(p codemode.PendingAction) bool { return p.Connector == name }) &&
+			!slices.ContainsFunc(acts, func(p codemode.PendingAction) bool { return p.Awaits != codemode.AwaitsSignIn }) {
 			out = append(out, AwaitingRun{ID: acts[0].ExecutionID, Review: codemode.Review{Digest: codemode.PendingDigest(acts)}})
 		}
 	}
@@ -250,7 +254,11 @@ func (r *Runtime) resumeSignedIn(ctx context.Context, name string, who codemode.
 	}
 	for _, a := range runs {
 		o, err := r.Resume(ctx, a.ID, a.Review)
-		if err != nil {
+		switch {
+		case errors.Is(err, codemode.ErrNeedsSignIn):
+			r.log.InfoContext(ctx, "a run awaiting this sign-in awaits another too; it resumes once that one is made", "execution", a.ID, "connector", name, "err", err)
+			continue
+		case err != nil:
 			r.log.WarnContext(ctx, "could not resume a run after its sign-in", "execution", a.ID, "connector", name, "err", err)
 			continue
 		}

@@ -425,3 +425,86 @@ func signInThroughTheBrowser(t *testing.T, e *env, connector string) {
 		t.Fatal(err)
 	}
 }
+
+// A run awaiting a sign-in to a connector the configuration no longer has
+// (removed, or renamed) cannot be approved or resumed: replaying it could
+// call the wrong tools. It stays paused, is not listed as awaiting a
+// sign-in to the new name, and can be rejected.
+func TestARunAwaitingASignInToARemovedConnector(t *testing.T) {
+	for _, renamed := range []bool{false, true} {
+		e, _ := newRemoteEnv(t, false)
+		o := e.run(`async () => remote.post({ x: 1 })`, nil)
+		mustSignInPending(t, o, "post")
+		var s setup
+		if renamed {
+			s.extra = []catalog.Source{{Connector: fixture.NewGated(t, "remote2")}}
+		}
+		e.restart(s)
+		for _, resume := range []bool{false, true} {
+			var err error
+			if resume {
+				_, err = e.rt.Resume(e.ctx, o.ExecutionID, codemode.Review{})
+			} else {
+				_, err = e.rt.Approve(e.ctx, o.ExecutionID, nil)
+			}
+			if !errors.Is(err, codemode.ErrConnectorsChanged) || !strings.Contains(err.Error(), "remote") {
+				t.Errorf("renamed %v, resume %v: %v; want ErrConnectorsChanged naming remote", renamed, resume, err)
+			}
+		}
+		if st := e.status(o.ExecutionID); st != codemode.StatusPaused {
+			t.Errorf("renamed %v: the run is %s, want still paused", renamed, st)
+		}
+		if renamed {
+			if runs, err := e.rt.AwaitingSignIn(e.ctx, "remote2"); err != nil || len(runs) != 0 {
+				t.Errorf("runs awaiting a sign-in to remote2 = %v, %v; want none", runs, err)
+			}
+		}
+		if _, err := e.rt.BeginSignIn(e.ctx, "remote"); err == nil || !strings.Contains(err.Error(), "unknown connector") {
+			t.Errorf("renamed %v: sign-in to the removed connector: %v; want unknown connector", renamed, err)
+		}
+		if _, err := e.rt.Reject(e.ctx, o.ExecutionID, 0); err != nil {
+			t.Errorf("renamed %v: reject: %v", renamed, err)
+		}
+	}
+}
+
+// A run awaiting sign-ins to two connectors (two calls of Promise.all)
+// resumes once both are made, by the last of them, without an approval:
+// it awaits nothing but sign-ins. Before, neither sign-in listed it (each
+// took the other's call for something else awaited) and it stayed paused.
+func TestARunAwaitingTwoSignInsResumesAfterBoth(t *testing.T) {
+	g1, g2 := fixture.NewGated(t, "remote"), fixture.NewGated(t, "remote2")
+	e := newEnv(t, setup{extra: []catalog.Source{{Connector: g1}, {Connector: g2}}})
+	o := e.run(`async () => { await Promise.all([remote.post({ x: 1 }), remote2.post({ x: 2 })]); return "done" }`, nil)
+	mustStatus(t, o, codemode.StatusPaused)
+	id := o.ExecutionID
+	// One of the two was decided first and stopped the pass; the log gets
+	// the other as the race the other way round leaves it.
+	entry := func(seq int, connector, args string) codemode.Entry {
+		return codemode.Entry{ExecutionID: id, Seq: seq, Kind: codemode.KindCall, Connector: connector, Method: "post", Args: json.RawMessage(args),
+			State: codemode.EntrySignIn, Error: "connector " + connector + " needs a sign-in: not signed in yet", CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	}
+	if len(o.Pending) == 1 {
+		other := entry(2, "remote2", `{"x":2}`)
+		if o.Pending[0].Seq == 2 {
+			other = entry(1, "remote", `{"x":1}`)
+		}
+		if err := e.store.WriteEntries(e.ctx, []codemode.Entry{other}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.log(id); !slices.Equal(got, []string{"1 remote.post sign_in", "2 remote2.post sign_in"}) {
+		t.Fatalf("log = %v", got)
+	}
+	signInThroughTheBrowser(t, e, "remote")
+	if st := e.status(id); st != codemode.StatusPaused {
+		t.Fatalf("after one sign-in the run is %s, want paused (it awaits the other)", st)
+	}
+	signInThroughTheBrowser(t, e, "remote2")
+	if st := e.status(id); st != codemode.StatusCompleted {
+		t.Fatalf("after both sign-ins the run is %s, want completed", st)
+	}
+	if g1.Calls("post") != 1 || g2.Calls("post") != 1 {
+		t.Errorf("remote.post made %d times, remote2.post %d; want once each", g1.Calls("post"), g2.Calls("post"))
+	}
+}

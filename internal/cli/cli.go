@@ -238,26 +238,36 @@ func newFlags(name string, env Env, c *common) *flag.FlagSet {
 }
 
 // parse parses flags, allowing flags after positional arguments
-// ("approvals approve ID --config F"). --help or -h prints the
-// sub-command's usage on out and ends it with exit 0; a bad flag prints the
-// usage on the flag set's output and is a usage error.
+// ("approvals approve ID --config F"); after "--" every argument is
+// positional (an id that begins with "-" is not taken for a flag). --help
+// or -h prints the sub-command's usage on out and ends it with exit 0; a
+// bad flag prints the usage on the flag set's output and is a usage error,
+// which exitCode prints escaped (the flag package would print it as
+// typed, hidden characters and all, so it is not let print).
 func parse(fs *flag.FlagSet, args []string, out io.Writer) ([]string, error) {
 	var pos []string
+	w := fs.Output()
 	for {
-		if err := fs.Parse(args); err != nil {
+		fs.SetOutput(io.Discard)
+		err := fs.Parse(args)
+		fs.SetOutput(w)
+		if err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				printUsage(out, fs)
 				return nil, exitError{ExitOK}
 			}
-			printUsage(fs.Output(), fs)
+			printUsage(w, fs)
 			return nil, usageError{err}
 		}
-		args = fs.Args()
-		if len(args) == 0 {
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
 			return pos, nil
 		}
-		pos = append(pos, args[0])
-		args = args[1:]
+		pos = append(pos, rest[0])
+		args = rest[1:]
 	}
 }
 

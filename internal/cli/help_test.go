@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,6 +51,30 @@ func TestBadFlagIsUsageError(t *testing.T) {
 	code, out, errs := run(t, "", "run", "--nope")
 	if code != cli.ExitUsage || out != "" || !strings.Contains(errs, "-nope") || !strings.Contains(errs, "codemode-mcp run") {
 		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errs)
+	}
+}
+
+// A bad flag is named once, escaped: the flag package's own message, which
+// printed it as typed (a terminal's escape sequences and all), is not
+// printed.
+func TestBadFlagIsNamedEscaped(t *testing.T) {
+	code, out, errs := run(t, "", "run", "--no\x1b]0;owned\x07pe")
+	if code != cli.ExitUsage || out != "" || strings.ContainsAny(errs, "\x1b\x07") || strings.Count(errs, "flag provided but not defined") != 1 || !strings.Contains(errs, `-no\u001B]0;owned\u0007pe`) {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errs)
+	}
+}
+
+// After "--" every argument is positional: an id or a SEQ that begins
+// with "-" is not taken for a flag (here, one naming another store).
+func TestArgumentsAfterDoubleDashAreNotFlags(t *testing.T) {
+	cfg := notesConfig(t)
+	other := filepath.Join(t.TempDir(), "other.db")
+	code, _, errs := run(t, "", "approvals", "--config", cfg, "reject", "--", "exec_nope", "--db="+other)
+	if code == cli.ExitOK {
+		t.Fatalf("reject of an unknown run with SEQ %q: exit 0, stderr %q", "--db="+other, errs)
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Errorf("an argument after -- was taken for --db: %s was opened (stderr %q)", other, errs)
 	}
 }
 
@@ -103,5 +129,26 @@ func TestHelpCommandAndDidYouMean(t *testing.T) {
 	}
 	if code, _, errs := run(t, "", "zzzzzz"); code != cli.ExitUsage || strings.Contains(errs, "did you mean") {
 		t.Errorf("a word like no command gets no suggestion: %d %q", code, errs)
+	}
+}
+
+// A use a command has, given the wrong number of arguments, is named as
+// such, not as an unknown use with itself as the suggestion ("unknown use
+// "show" (did you mean "show"?)"), before the store is opened (created).
+func TestAKnownUseWithTheWrongArguments(t *testing.T) {
+	cfg := notesConfig(t)
+	db := filepath.Join(t.TempDir(), "never.db")
+	for _, args := range [][]string{{"executions", "show"}, {"executions", "delete", "a", "b"}, {"snippets", "save"}, {"snippets", "delete"}, {"snippets", "list", "x"}} {
+		code, _, errs := run(t, "", append(args, "--config", cfg, "--db", db)...)
+		want := args[0] + " " + args[1] + ": wrong number of arguments"
+		if code != cli.ExitUsage || !strings.Contains(errs, want) || strings.Contains(errs, "did you mean") {
+			t.Errorf("%v: exit %d, stderr %q; want %q", args, code, errs, want)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a usage error created the store's file")
+	}
+	if code, _, errs := run(t, "", "executions", "shwo", "x", "--config", cfg); code != cli.ExitUsage || !strings.Contains(errs, `unknown use "shwo x" (did you mean "show"?)`) {
+		t.Errorf("executions shwo x: exit %d, stderr %q", code, errs)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -118,6 +119,10 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 	if err != nil {
 		return err
 	}
+	if len(pos) != 0 && (len(pos) != 2 || pos[0] != "show" && pos[0] != "delete") {
+		// (Before the store is opened: a usage error creates no file.)
+		return unknownUse("executions", pos, []string{"show", "delete"}, "codemode-mcp executions [--limit N] [--status S] | show ID [--seq N [--full]] | delete ID")
+	}
 	eng, stop, err := openApp(ctx, c, log, false)
 	if err != nil {
 		return err
@@ -132,9 +137,6 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 	}
 	if len(pos) == 2 && pos[0] == "show" {
 		return showExecution(ctx, eng, env, pos[1], *seq, *full)
-	}
-	if len(pos) != 0 {
-		return usagef("executions: unknown use %q%s; usage: codemode-mcp executions [--limit N] [--status S] | show ID [--seq N [--full]] | delete ID", strings.Join(pos, " "), textdist.DidYouMean(pos[0], []string{"show", "delete"}))
 	}
 	f := codemode.ExecutionFilter{Limit: *limit}
 	if *status != "" {
@@ -242,13 +244,17 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 	if len(pos) == 0 {
 		pos = []string{"list"}
 	}
+	if want := map[string]int{"list": 1, "save": 2, "delete": 2}[pos[0]]; len(pos) != want {
+		// (Before the store is opened: a usage error creates no file.)
+		return unknownUse("snippets", pos, []string{"list", "save", "delete"}, "codemode-mcp snippets list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME")
+	}
 	eng, stop, err := openApp(ctx, c, log, false)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	switch {
-	case pos[0] == "list" && len(pos) == 1:
+	switch pos[0] {
+	case "list":
 		sn, err := eng.Snippets(ctx)
 		if err != nil {
 			return err
@@ -257,7 +263,7 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 			sn = []codemode.Snippet{}
 		}
 		return printJSON(env.Stdout, map[string]any{"snippets": sn})
-	case pos[0] == "save" && len(pos) == 2:
+	case "save":
 		if *from == "" {
 			return usagef("snippets save: --from ID is required")
 		}
@@ -273,12 +279,21 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 			return err
 		}
 		return printJSON(env.Stdout, map[string]any{"snippet": sn})
-	case pos[0] == "delete" && len(pos) == 2:
-		if err := eng.DeleteSnippet(ctx, pos[1]); err != nil {
-			return err
-		}
-		fmt.Fprintf(env.Stdout, "deleted snippet %s\n", pos[1])
-		return nil
 	}
-	return usagef("snippets: unknown use %q%s; usage: codemode-mcp snippets list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME", strings.Join(pos, " "), textdist.DidYouMean(pos[0], []string{"list", "save", "delete"}))
+	if err := eng.DeleteSnippet(ctx, pos[1]); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "deleted snippet %s\n", pos[1])
+	return nil
+}
+
+// unknownUse is the usage error of command cmd given the positional
+// arguments pos, which none of its uses takes: an action it has, given
+// the wrong number of arguments, says so; another is named with the
+// nearest action (of actions) and the usage.
+func unknownUse(cmd string, pos, actions []string, usage string) error {
+	if slices.Contains(actions, pos[0]) {
+		return usagef("%s %s: wrong number of arguments (%d); usage: %s", cmd, pos[0], len(pos)-1, usage)
+	}
+	return usagef("%s: unknown use %q%s; usage: %s", cmd, strings.Join(pos, " "), textdist.DidYouMean(pos[0], actions), usage)
 }

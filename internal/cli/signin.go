@@ -203,6 +203,8 @@ func resumeSignedIn(ctx context.Context, c common, name string, env Env, log *sl
 	for _, a := range runs {
 		o, err := eng.Resume(ctx, a.ID, a.Review)
 		switch {
+		case errors.Is(err, codemode.ErrNeedsSignIn): // another sign-in it awaits resumes it
+			fmt.Fprintf(env.Stdout, "  %s: waits for another sign-in too: %s\n", a.ID, visible.Escape(err.Error()))
 		case err != nil:
 			failed = true
 			fmt.Fprintf(env.Stdout, "  %s: not resumed: %s\n", a.ID, visible.Escape(err.Error()))

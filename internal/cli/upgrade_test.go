@@ -23,7 +23,12 @@ func TestUpgradeFromSchema1(t *testing.T) {
 	if err := os.WriteFile(db, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := notesConfig(t)
+	// Its paused runs paused long ago: an approval of a run older than
+	// store.paused_ttl is refused, so the TTL is set past their age.
+	cfg := filepath.Join(t.TempDir(), "codemode.yaml")
+	if err := os.WriteFile(cfg, []byte("store:\n  paused_ttl: 87600h\nconnectors:\n  notes:\n    builtin: notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	code, out, errs := run(t, "", "executions", "--status", "running", "--config", cfg, "--db", db)
 	if code != cli.ExitOK || strings.Contains(out, "exec_") {
