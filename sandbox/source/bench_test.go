@@ -8,7 +8,14 @@ import (
 // BenchmarkNormalize is the cost of a 25-line TypeScript program through
 // esbuild, goja's parser and the compiler.
 func BenchmarkNormalize(b *testing.B) {
-	code := "```ts\n" + `interface Issue { id: number; title: string; labels: string[] }
+	for b.Loop() {
+		if _, err := Normalize(benchProgram, ProgramFile); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+const benchProgram = "```ts\n" + `interface Issue { id: number; title: string; labels: string[] }
 type Summary = { total: number; byLabel: Record<string, number> };
 async function main(): Promise<Summary> {
   const issues = (await github.list_issues({ state: "open" })) as Issue[];
@@ -28,12 +35,6 @@ async function main(): Promise<Summary> {
   return { total: issues.length, byLabel };
 }
 ` + "```"
-	for b.Loop() {
-		if _, err := Normalize(code, ProgramFile); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
 
 // BenchmarkCollectStatic is what finding a program's static calls adds to
 // normalising a program seen for the first time (a typical program: four
@@ -59,6 +60,18 @@ func BenchmarkCollectStatic(b *testing.B) {
 	for b.Loop() {
 		if info := collectStatic(t.prg, t.pm); len(info.calls) != 4 {
 			b.Fatalf("%d calls", len(info.calls))
+		}
+	}
+}
+
+// BenchmarkCheckNesting is what bounding the nesting adds to normalising a
+// program seen for the first time (BenchmarkNormalize's program).
+func BenchmarkCheckNesting(b *testing.B) {
+	code := stripFence(benchProgram)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := checkNesting(code); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -44,8 +44,8 @@ func NewCache(max int, maxBytes int64) *Cache {
 // for a long array literal), and 5 KiB for the smallest; plus twice the
 // normalised source, which the program keeps twice (the position map's
 // and goja's) and which is much larger than the code for nested code:
-// esbuild indents each level, so n levels print as n² spaces (4 KiB of
-// braces are 7 MiB).
+// esbuild indents each level, so code nested n levels prints as up to n
+// times its size (n is at most MaxNesting).
 func entryWeight(code string, n *Normalized) int64 {
 	w := 8<<10 + 40*int64(len(code))
 	if n != nil {

@@ -47,23 +47,25 @@ func TestCacheIsBoundedByWeight(t *testing.T) {
 	}
 }
 
-// TestCacheWeighsTheNormalisedSource: esbuild indents nested code, so a
-// few KiB of nesting become megabytes of source (its square), which a
-// cached program keeps twice (the position map's and goja's). A program
-// weighs at least that: before the fix it weighed 40 times its code (an
-// 8 KiB program held 32 MiB in a 16 MiB cache), so a worker kept it and
+// TestCacheWeighsTheNormalisedSource: esbuild indents nested code, so
+// nested code becomes source many times its size (up to MaxNesting times),
+// which a cached program keeps twice (the position map's and goja's). A
+// program weighs at least that: before the fix it weighed 40 times its code
+// (an 8 KiB program held 32 MiB in a 16 MiB cache), so a worker kept it and
 // the next program, whoever's, ran short of memory.
 func TestCacheWeighsTheNormalisedSource(t *testing.T) {
-	code := strings.Repeat("{", 2000) + strings.Repeat("}", 2000)
-	c := NewCache(8, 4<<20)
-	a, err := c.Normalize(code, "f.js")
+	code := strings.Repeat(strings.Repeat("{", MaxNesting)+strings.Repeat("}", MaxNesting)+"\n", 100)
+	a, err := Normalize(code, "f.js")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if src := len(a.pos.src); src < 4<<20 {
-		t.Fatalf("normalised source of %d bytes: the nesting no longer grows it", src)
+	if src := len(a.pos.src); src < 10*len(code) {
+		t.Fatalf("normalised source of %d bytes for %d bytes of code: the nesting no longer grows it", src, len(code))
 	}
+	// Room for the program as weighed by its code, not for its source.
+	c := NewCache(8, 8<<10+40*int64(len(code))+int64(len(a.pos.src)))
+	a, _ = c.Normalize(code, "f.js")
 	if b, _ := c.Normalize(code, "f.js"); a == b {
-		t.Errorf("a program of %d bytes normalised to %d MiB was cached in a cache of 4 MiB", len(code), len(a.pos.src)>>20)
+		t.Errorf("a program of %d bytes normalised to %d bytes was cached in a cache with room for its code only", len(code), len(a.pos.src))
 	}
 }

@@ -170,6 +170,8 @@ func (e *SyntaxError) Error() string {
 //     program, codemode.run's argument for a snippet) and may be redeclared.
 //   - Markdown fences: see stripFence. `import` is a syntax error that says
 //     connectors are globals.
+//   - Code nesting deeper than MaxNesting levels is a syntax error at the
+//     first place past it (see checkNesting).
 //
 // Known limit: esbuild drops expression statements it folds into a
 // primitive; a dropped last statement is recovered (see
@@ -181,6 +183,9 @@ func (e *SyntaxError) Error() string {
 // Normalize is pure and safe for concurrent use.
 func Normalize(code, file string) (*Normalized, error) {
 	src := stripFence(code)
+	if err := checkNesting(src); err != nil {
+		return nil, err
+	}
 	codeLines := strings.Count(src, "\n") + 1
 
 	res, src, err := transform(src)

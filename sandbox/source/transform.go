@@ -101,7 +101,12 @@ func isIdentByteAt(b []byte, i int) bool {
 	if i >= len(b) {
 		return false
 	}
-	c := b[i]
+	return isIdentByte(b[i])
+}
+
+// isIdentByte reports whether c can be part of an identifier (any byte of
+// a multi-byte character can).
+func isIdentByte(c byte) bool {
 	return c == '_' || c == '$' || c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 }
 

@@ -1,0 +1,426 @@
+package source
+
+import (
+	"fmt"
+	"strings"
+)
+
+// MaxNesting is how deep the model's code may nest (see checkNesting).
+const MaxNesting = 32
+
+// checkNesting refuses code that nests deeper than MaxNesting levels, before
+// esbuild sees it. esbuild's cost grows with the square of the depth, not
+// with the size: its output indents every level (n nested blocks print as
+// n² spaces: 4 KB of braces become 8 MB), nested functions cost it time per
+// enclosing scope (a thousand nested `a=>` take seconds), and long runs of
+// prefix operators recurse in its parser. Normalize runs before a pass's
+// timeout and, in process, in the server, so its cost must follow the
+// code's size; with the depth bounded it does (a level costs at most a few
+// spaces of indentation per output line).
+//
+// The depth is counted on the code's tokens, skipping strings, comments,
+// template text and regular expression literals: each open bracket, brace,
+// parenthesis and template substitution is a level; so is the body of an
+// arrow function, of if, for, while, with and do when it is not a block
+// (a block counts as its brace), until the statement ends (a semicolon, a
+// comma, or a line break where a semicolon would be inserted); and each prefix
+// operator in a run of them (`!!x`, `typeof await x`); and each
+// right-associative operator in a chain (`a = b = c`, `a ** b ** c`,
+// `a ? b : c ? d : e`), which esbuild visits by recursion: 128 Ki of them
+// passed Go's 1 GB stack, a fatal error that would end the server. The count errs
+// high, never low, where the syntax is ambiguous without a parser (a `/`
+// after `}` is read as a division, so what follows counts as code).
+func checkNesting(src string) error {
+	s := nestScan{src: src, stack: make([]nestFrame, 1, 8)}
+	return s.run()
+}
+
+// nestFrame is an open bracket: kind is its byte, or '$' for a template
+// substitution, 0 for the top level.
+type nestFrame struct {
+	kind  byte
+	head  bool // the parentheses of an if, for, while or with
+	chain int  // the statement bodies and arrow bodies open in it
+	ops   int  // the right-associative operators open in it
+	saved int  // chain before the last statement end, for an else
+}
+
+type nestScan struct {
+	src       string
+	stack     []nestFrame
+	chains    int  // the sum of the frames' chains
+	ops       int  // the sum of the frames' ops
+	unary     int  // the prefix operators just read
+	pending   bool // a body is expected: a block, or it counts as a level
+	expr      bool // the last token ends an operand: `/` divides, `+` is binary
+	dot       bool // the last token is `.` or `?.`: a keyword is a property name
+	headNext  bool // the last token is if, for, while or with
+	lastEnd   bool // the last token ends a statement (`;`)
+	asi       bool // a line break after the last token may end the statement
+	newline   bool // a line break since the last token
+	afterElse bool // the last token is else
+}
+
+func (s *nestScan) top() *nestFrame { return &s.stack[len(s.stack)-1] }
+
+// deeper checks the depth at off after a level was added.
+func (s *nestScan) deeper(off int) error {
+	if len(s.stack)-1+s.chains+s.ops+s.unary <= MaxNesting {
+		return nil
+	}
+	line, col := s.position(off)
+	return &SyntaxError{
+		Message: fmt.Sprintf("the code nests deeper than %d levels (each bracket, brace, parenthesis, arrow function, if/for/while body, prefix operator and chained =, ** or ?: is one); flatten it: move inner parts into functions or variables", MaxNesting),
+		Line:    line, Column: col,
+	}
+}
+
+// position is off's line and column (1-based, the column in UTF-16 units).
+func (s *nestScan) position(off int) (int, int) {
+	starts := lineStarts(s.src)
+	i := len(starts) - 1
+	for starts[i] > off {
+		i--
+	}
+	return i + 1, utf16Len(s.src[starts[i]:off]) + 1
+}
+
+// endStatement ends the bodies open in the current frame.
+func (s *nestScan) endStatement() {
+	f := s.top()
+	if f.chain > 0 {
+		f.saved = f.chain
+	}
+	s.chains -= f.chain
+	s.ops -= f.ops
+	f.chain, f.ops = 0, 0
+}
+
+// nestOp adds a right-associative operator to the current frame.
+func (s *nestScan) nestOp(off int) error {
+	s.top().ops++
+	s.ops++
+	return s.deeper(off)
+}
+
+// nest adds a level to the current frame's chain.
+func (s *nestScan) nest(off int) error {
+	s.top().chain++
+	s.chains++
+	return s.deeper(off)
+}
+
+// token is called before each token at off (not for whitespace and
+// comments): a body that was expected and is not a block is a level.
+func (s *nestScan) token(off int, open byte) error {
+	s.lastEnd = false
+	if s.newline {
+		s.newline = false
+		if s.asi && !s.pending && s.unary == 0 && !continues(s.src[off:]) {
+			s.endStatement()
+		}
+	}
+	if !s.pending {
+		return nil
+	}
+	s.pending = false
+	if open == '{' {
+		return nil
+	}
+	return s.nest(off)
+}
+
+func (s *nestScan) run() error {
+	src := s.src
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == '\n' || c == '\r':
+			s.newline = true
+			i++
+			continue
+		case c == ' ' || c == '\t':
+			i++
+			continue
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			for i < len(src) && src[i] != '\n' && src[i] != '\r' {
+				i++
+			}
+			continue
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end := strings.Index(src[i+2:], "*/")
+			if end < 0 {
+				return nil // unterminated: esbuild says so
+			}
+			s.newline = s.newline || strings.ContainsAny(src[i:i+2+end], "\n\r")
+			i += end + 4
+			continue
+		}
+		if isIdentByte(c) {
+			j := i
+			for j < len(src) && isIdentByte(src[j]) {
+				j++
+			}
+			if s.afterElse && src[i:j] == "if" {
+				s.pending = false // else if: a flat chain, not a nesting
+			}
+			s.afterElse = false
+			if err := s.token(i, c); err != nil {
+				return err
+			}
+			if err := s.word(i, src[i:j], c >= '0' && c <= '9'); err != nil {
+				return err
+			}
+			i = j
+			continue
+		}
+		s.afterElse = false
+		if err := s.token(i, c); err != nil {
+			return err
+		}
+		dot := false
+		expr := false
+		headNext := false
+		switch c {
+		case '\'', '"':
+			i = skipString(src, i)
+			s.unary, expr = 0, true
+		case '`':
+			i = s.template(i + 1)
+			s.unary, expr = 0, true
+			if err := s.deeper(i - 2); err != nil { // at the ${ it opened, if any
+				return err
+			}
+		case '(', '[', '{':
+			s.unary = 0
+			s.stack = append(s.stack, nestFrame{kind: c, head: c == '(' && s.headNext})
+			if err := s.deeper(i); err != nil {
+				return err
+			}
+			i++
+		case ')', ']', '}':
+			f := *s.top()
+			if len(s.stack) > 1 {
+				s.chains -= f.chain
+				s.ops -= f.ops
+				s.stack = s.stack[:len(s.stack)-1]
+			}
+			i++
+			if f.kind == '$' {
+				i = s.template(i)
+				if err := s.deeper(i - 2); err != nil {
+					return err
+				}
+			}
+			expr = true
+			if f.head {
+				s.pending, expr = true, false
+			}
+		case ';', ',':
+			s.unary = 0
+			s.endStatement()
+			s.lastEnd = c == ';'
+			i++
+		case '/':
+			if s.expr {
+				i++
+				break
+			}
+			i = skipRegExp(src, i)
+			s.unary, expr = 0, true
+		case '=':
+			if strings.HasPrefix(src[i:], "=>") {
+				s.unary, s.pending = 0, true
+				i += 2
+				break
+			}
+			s.unary = 0
+			if isAssignment(src, i) { // right-associative: a = b = c nests
+				if err := s.nestOp(i); err != nil {
+					return err
+				}
+			}
+			i++
+		case '*':
+			i++
+			if i < len(src) && src[i] == '*' && (i+1 >= len(src) || src[i+1] != '=') { // a ** b ** c nests
+				if err := s.nestOp(i - 1); err != nil {
+					return err
+				}
+				i++
+			}
+		case '!', '~', '+', '-':
+			n := 1
+			if (c == '+' || c == '-') && i+1 < len(src) && src[i+1] == c {
+				n = 2
+			}
+			if s.expr && (n == 2 || c == '!') { // postfix, or TypeScript's non-null assertion
+				expr = true
+			} else if !s.expr {
+				s.unary++
+				if err := s.deeper(i); err != nil {
+					return err
+				}
+			}
+			i += n
+		case '.':
+			dot = true
+			i++
+		case '?':
+			switch {
+			case strings.HasPrefix(src[i:], "?.") && !(i+2 < len(src) && src[i+2] >= '0' && src[i+2] <= '9'):
+				dot = true
+				i += 2
+			case strings.HasPrefix(src[i:], "??"):
+				i += 2
+			default: // a ? b : c ? d : e nests
+				s.unary = 0
+				if err := s.nestOp(i); err != nil {
+					return err
+				}
+				i++
+			}
+		default:
+			i++
+		}
+		s.expr, s.asi, s.dot, s.headNext = expr, expr, dot, headNext
+	}
+	return nil
+}
+
+// word handles an identifier, keyword or number at off.
+func (s *nestScan) word(off int, w string, number bool) error {
+	headNext := s.headNext
+	s.expr, s.asi, s.headNext = true, true, false
+	if number || s.dot {
+		s.unary, s.dot = 0, false
+		return nil
+	}
+	switch w {
+	case "if", "for", "while", "with":
+		s.unary, s.expr, s.asi, s.headNext = 0, false, false, true
+	case "do":
+		s.unary, s.expr, s.asi, s.pending = 0, false, false, true
+	case "else":
+		f := s.top()
+		if s.lastEnd || f.chain == 0 {
+			s.chains += f.saved - f.chain
+			f.chain = f.saved
+		}
+		if f.chain > 0 { // the if this else belongs to ends here
+			f.chain--
+			s.chains--
+		}
+		f.saved = 0
+		s.unary, s.expr, s.asi, s.pending, s.afterElse = 0, false, false, true, true
+	case "typeof", "void", "delete", "await", "new", "yield":
+		s.expr, s.asi, s.headNext = false, false, w == "await" && headNext // for await (…)
+		s.unary++
+		return s.deeper(off)
+	case "return", "break", "continue":
+		s.unary, s.expr = 0, false // asi: a line break ends the statement
+	case "case", "in", "of", "instanceof", "throw":
+		s.unary, s.expr, s.asi = 0, false, false
+	default:
+		s.unary = 0
+	}
+	return nil
+}
+
+// template skips template text from i (after a backtick or a substitution's
+// closing brace) to the closing backtick, or into a substitution, which it
+// opens as a frame.
+func (s *nestScan) template(i int) int {
+	for i < len(s.src) {
+		switch s.src[i] {
+		case '\\':
+			i += 2
+		case '`':
+			return i + 1
+		case '$':
+			if i+1 < len(s.src) && s.src[i+1] == '{' {
+				s.stack = append(s.stack, nestFrame{kind: '$'})
+				return i + 2
+			}
+			i++
+		default:
+			i++
+		}
+	}
+	return i
+}
+
+// skipString skips the string literal at i (a quote) to after its closing
+// quote, or to the end of its line.
+func skipString(src string, i int) int {
+	q := src[i]
+	for i++; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			i++
+		case q:
+			return i + 1
+		case '\n', '\r':
+			return i
+		}
+	}
+	return i
+}
+
+// skipRegExp skips the regular expression literal at i (a slash) to after
+// its closing slash, or to the end of its line.
+func skipRegExp(src string, i int) int {
+	class := false
+	for i++; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			i++
+		case '[':
+			class = true
+		case ']':
+			class = false
+		case '/':
+			if !class {
+				return i + 1
+			}
+		case '\n', '\r':
+			return i
+		}
+	}
+	return i
+}
+
+// continues reports whether a token starting rest continues the statement
+// before a line break (no semicolon is inserted before it).
+func continues(rest string) bool {
+	if strings.IndexByte("?:.,+-*/%=<>&|^([`", rest[0]) >= 0 {
+		return true
+	}
+	j := 0
+	for j < len(rest) && isIdentByte(rest[j]) {
+		j++
+	}
+	switch rest[:j] {
+	case "in", "instanceof", "as", "satisfies":
+		return true
+	}
+	return false
+}
+
+// isAssignment reports whether the = at i is an assignment operator (=,
+// +=, <<=, …), not part of ==, !=, <=, >= or =>.
+func isAssignment(src string, i int) bool {
+	if i+1 < len(src) && (src[i+1] == '=' || src[i+1] == '>') {
+		return false
+	}
+	if i == 0 {
+		return true
+	}
+	switch p := src[i-1]; p {
+	case '=', '!':
+		return false
+	case '<', '>':
+		return i >= 2 && src[i-2] == p // <<=, >>=, >>>=
+	}
+	return true
+}

@@ -1,0 +1,86 @@
+package source
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestNestingBounded: code that nests deeply is refused before esbuild sees
+// it, at the first place past MaxNesting, so what normalising costs follows
+// the code's size. Each shape here made esbuild's cost grow with the square
+// of the depth (indentation, scopes) or recurse as deep.
+func TestNestingBounded(t *testing.T) {
+	const n = 2000
+	tests := []struct {
+		name      string
+		code      string
+		line, col int
+	}{
+		{"blocks", strings.Repeat("{", n) + strings.Repeat("}", n), 1, MaxNesting + 1},
+		{"blocks on lines", strings.Repeat("{\n", n) + strings.Repeat("}\n", n), MaxNesting + 1, 1},
+		{"if bodies", "const a = 1;\n" + strings.Repeat("if (a)\n", n) + "a;", MaxNesting + 2, 4},
+		{"arrow bodies", "x = " + strings.Repeat("a => ", n) + "1", 1, 5 + 5*MaxNesting},
+		{"functions", "x = " + strings.Repeat("function () { return ", n) + "1" + strings.Repeat("}", n), 1, 5 + 21*(MaxNesting-1) + 9},
+		{"prefix operators", "x = " + strings.Repeat("!", n) + "1", 1, 4 + MaxNesting},
+		{"arrows in conditionals over lines", "x = " + strings.Repeat("a => a ? a :\n", n) + "1", 0, 0},
+		{"arrows on continued lines", "x = " + strings.Repeat("a => a\n in a ? a : ", n) + "1", 0, 0},
+		{"brackets after a non-null assertion", "x = a! / " + strings.Repeat("(", n) + "1" + strings.Repeat(")", n), 1, 9 + MaxNesting},
+		{"assignments", "let a;\nx = " + strings.Repeat("a = ", n) + "1", 2, 3 + 4*MaxNesting},
+		{"powers", "x = " + strings.Repeat("2 ** ", n) + "1", 1, 2 + 5*MaxNesting},
+		{"conditionals", "x = " + strings.Repeat("a ? b : ", n) + "1", 1, 8*MaxNesting - 1},
+		{"else while", strings.Repeat("if (a) x; else while (a) ", n) + "x;", 0, 0},
+		{"template substitutions", "x = '😀' + `" + strings.Repeat("${`", n) + strings.Repeat("`}", n) + "`", 1, 10 + 3*MaxNesting},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			_, err := Normalize(tc.code, ProgramFile)
+			runtime.ReadMemStats(&m1)
+			var se *SyntaxError
+			if !errors.As(err, &se) || !strings.Contains(se.Message, "nests deeper than 32 levels") {
+				t.Fatalf("Normalize: %v, want the nesting error", err)
+			}
+			if tc.line > 0 && (se.Line != tc.line || se.Column != tc.col) {
+				t.Errorf("at %d:%d, want %d:%d", se.Line, se.Column, tc.line, tc.col)
+			}
+			// Refused on a scan of the code: a few times its size, where
+			// esbuild allocated megabytes (64 MB for the blocks).
+			if got := m1.TotalAlloc - m0.TotalAlloc; got > 64*uint64(len(tc.code))+256<<10 {
+				t.Errorf("allocated %d bytes for %d bytes of code", got, len(tc.code))
+			}
+		})
+	}
+}
+
+// TestNestingAllowed: ordinary code, however long, and nesting hidden in
+// strings, comments, templates and regular expressions is not counted.
+func TestNestingAllowed(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	tests := map[string]string{
+		"at the bound":               "x = " + deep(MaxNesting-1),
+		"else if chain":              "const a = 1;\nlet r;\n" + strings.Repeat("if (a === 2) { r = 1; } else ", 100) + "{ r = 0; }\nr",
+		"braceless else if":          "const a = 1;\nlet r;\n" + strings.Repeat("if (a === 2) r = 1;\nelse ", 100) + "r = 0;\nr",
+		"many statements":            strings.Repeat("if (input) x = !input;\nf = (a) => a + 1\n", 500) + "1",
+		"comparisons":                "const a = 1, o = {b: {c: 1}};\n" + strings.Repeat("a <= 1 && a >= 1 && a !== 2 && a == 1 && o?.b?.c === 1 && (o.x ?? 1) && ", 50) + "a",
+		"compound assignments":       "let a = 1;\n" + strings.Repeat("a += 1; a **= 1; a >>>= 0; a ??= 1;\n", 50) + "a",
+		"optional parameters":        "function f(a?: number, b?: string): number { return a ?? 1 }\ninterface I {\n  a?: number\n  b?: string\n}\nf()",
+		"returns without semicolons": "const a = 1;\n" + strings.Repeat("if (!a) return\n", 100) + "1",
+		"no semicolons":              strings.Repeat("g = y => y * 2\n", 100) + "g(1)",
+		"long boolean":               "const a = 1;\n" + strings.Repeat("!a && ", 100) + "!a",
+		"strings":                    "x = '" + strings.Repeat("{", 100) + "' + \"" + strings.Repeat("(", 100) + "\"",
+		"comments":                   "// " + strings.Repeat("{", 100) + "\n/* " + strings.Repeat("[", 100) + " */ 1",
+		"template text":              "x = `" + strings.Repeat("{", 100) + "${1}" + strings.Repeat("(", 100) + "`",
+		"regexp":                     "x = /" + strings.Repeat("\\(", 100) + "[(/]/.test('a')",
+		"typical":                    "async () => {\n  for (const x of [1]) {\n    const r = await Promise.all([x].map(async (y) => {\n      if (y) { return await Promise.resolve({ q: { r: [typeof !y] } }); }\n    }));\n    return r;\n  }\n}",
+	}
+	for name, code := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Normalize(code, ProgramFile); err != nil {
+				t.Fatalf("Normalize: %v", err)
+			}
+		})
+	}
+}
