@@ -10,6 +10,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/cli"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
 
@@ -100,5 +101,19 @@ func TestAuditEscapesHiddenCharacters(t *testing.T) {
 	var got codemode.AuditRecord
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Person.Name != name || !strings.Contains(out, `mallory\u202Eecila`) || strings.ContainsRune(out, '\u202e') {
 		t.Fatalf("audit prints a hidden character raw, or not as \\u202E: %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// An audit query that matches nothing says so on stderr (exit 0: an
+// empty answer is an answer), rather than printing nothing at all.
+func TestAuditSaysWhenNothingMatches(t *testing.T) {
+	cfg := notesConfig(t)
+	code, out, errs := run(t, "", "audit", "--config", cfg, "--run", "exec_nope")
+	if code != cli.ExitOK || out != "" || !strings.Contains(errs, `no audit records about execution exec_nope`) {
+		t.Fatalf("audit --run exec_nope: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, errs = run(t, "", "audit", "--config", cfg, "--since", "1h", "--run", "exec_\u202enope")
+	if code != cli.ExitOK || out != "" || !strings.Contains(errs, `exec_\u202Enope`) || !strings.Contains(errs, "since") {
+		t.Fatalf("audit --since --run: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
