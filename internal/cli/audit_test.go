@@ -117,3 +117,22 @@ func TestAuditSaysWhenNothingMatches(t *testing.T) {
 		t.Fatalf("audit --since --run: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
+
+// The executions table escapes what it reads from the store, the id too
+// (a store another program wrote, or one copied in, is not trusted to hold
+// only ids this server made).
+func TestExecutionsTableEscapesStoredIDs(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	st, err := sqlite.Open(t.Context(), db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &codemode.Execution{ID: "exec_\u202eevil\x1b[2J", Status: codemode.StatusCompleted, CreatedAt: time.Now()}
+	if err := errors.Join(st.CreateExecution(t.Context(), e), st.Close()); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "executions", "--config", notesConfig(t), "--db", db)
+	if code != cli.ExitOK || !strings.Contains(out, `exec_\u202Eevil\u001B[2J`) || strings.ContainsAny(out, "\u202e\x1b") {
+		t.Fatalf("executions prints a stored id raw: %d\n%q\n%s", code, out, errs)
+	}
+}

@@ -156,7 +156,9 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 	tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tCREATED\tSTARTED BY\tERROR")
 	for _, e := range execs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Status, e.CreatedAt.Format("2006-01-02 15:04:05"),
+		// Stored text is escaped, the id too:
+		// a store is not trusted to hold only what this server wrote.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", visible.Escape(e.ID), e.Status, e.CreatedAt.Format("2006-01-02 15:04:05"),
 			visible.Escape(short.Clip(e.StartedBy.Display(), 40)), visible.Escape(short.Clip(short.FirstLine(e.Error), 80)))
 	}
 	return tw.Flush()
