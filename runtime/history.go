@@ -105,7 +105,7 @@ func (r *Runtime) DeleteExecution(ctx context.Context, id string) error {
 	}
 	switch {
 	case e.Status.Claimed():
-		return wrongState("execution %s is %s; it can be deleted once it pauses or ends", id, e.Status)
+		return wrongState("execution %s %s; it can be deleted once it pauses or ends", id, inState(e.Status))
 	case e.Status == codemode.StatusPaused:
 		if err := r.endIdle(ctx, e, codemode.StatusRejected, "rejected: deleted while paused", codemode.PersonFrom(ctx)); err != nil {
 			_, err = r.lostRace(ctx, id, "deleted", err)
