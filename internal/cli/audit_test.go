@@ -136,3 +136,28 @@ func TestExecutionsTableEscapesStoredIDs(t *testing.T) {
 		t.Fatalf("executions prints a stored id raw: %d\n%q\n%s", code, out, errs)
 	}
 }
+
+// Deleting a paused run rejects it first: that rejection is a decision,
+// audited like `approvals reject` (the record outlives the deleted run).
+func TestDeletingAPausedRunAuditsItsRejection(t *testing.T) {
+	cfg := notesConfig(t)
+	code, out, errs := run(t, "", "run", "--config", cfg, "--code", "async () => notes.createNote({ text: 'to delete' })")
+	var paused struct{ Status, ExecutionID string }
+	if err := json.Unmarshal([]byte(out), &paused); err != nil || code != 0 || paused.Status != "paused" {
+		t.Fatalf("run: %d %s %s", code, out, errs)
+	}
+	if code, out, errs := run(t, "", "executions", "delete", paused.ExecutionID, "--config", cfg); code != cli.ExitOK {
+		t.Fatalf("delete: %d %s %s", code, out, errs)
+	}
+	code, out, errs = run(t, "", "audit", "--run", paused.ExecutionID, "--config", cfg)
+	var rej *codemode.AuditRecord
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r codemode.AuditRecord
+		if json.Unmarshal([]byte(line), &r) == nil && r.Action == codemode.AuditReject {
+			rej = &r
+		}
+	}
+	if code != 0 || rej == nil || rej.Outcome != codemode.AuditOK || rej.Target != "notes.createNote" || rej.Person.Subject != codemode.Local.Subject {
+		t.Fatalf("audit after deleting a paused run has no rejection by the command line: %d\n%s\n%s", code, out, errs)
+	}
+}
