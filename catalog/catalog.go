@@ -31,6 +31,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/search"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
 )
@@ -680,17 +681,11 @@ const maxForwardedName = 128
 const maxForwardedKept = 1024
 
 // forwardableName reports whether a method name may be forwarded: not
-// empty, at most maxForwardedName bytes, no control characters.
+// empty, at most maxForwardedName bytes, no control or format characters
+// (the rule the MCP connector applies to the tool names it lists: a name
+// a person approves holds no invisible character).
 func forwardableName(name string) bool {
-	if name == "" || len(name) > maxForwardedName {
-		return false
-	}
-	for _, r := range name {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	return true
+	return name != "" && len(name) <= maxForwardedName && !visible.HasControl(name)
 }
 
 // forwarded returns the method of a name the connector did not list

@@ -217,6 +217,24 @@ func TestCheckEnum(t *testing.T) {
 	}
 }
 
+// TestForwardedNameRefusesInvisible: a name a program calls through
+// forward_unknown is refused when it holds a control or format character
+// (a bidi override, a zero-width space), as the MCP connector refuses such
+// listed names: a person approving it would not see them.
+func TestForwardedNameRefusesInvisible(t *testing.T) {
+	s := testConnector("")
+	s.Source.ForwardUnknown = true
+	c := &Catalog{byName: map[string]*Connector{"c": s}, connectors: []*Connector{s}}
+	for _, name := range []string{"delete\u202eelif", "del\u200bete", "del\u2066ete", "\ufeffdelete", "del\nete", "del\u0085ete"} {
+		if m, err := c.Resolve("c", name); err == nil {
+			t.Errorf("Resolve(%q) forwarded %q", name, m.Def.Name)
+		}
+	}
+	if m, err := c.Resolve("c", "delete_ünicode"); err != nil || m.Def.Name != "delete_ünicode" {
+		t.Errorf("a visible name is not forwarded: %v", err)
+	}
+}
+
 // A method's search document reads at most maxSearchText bytes of its
 // title and first line, as of the rest of its description: a
 // downstream's megabyte line is not analysed whole.

@@ -295,6 +295,11 @@ func (o *OAuth2) check(d *decoder, n *node, fp fieldPath) {
 	if !hasKey(n, "token_url") || !hasKey(n, "client_id") || !hasKey(n, "client_secret") {
 		d.errAt(n.pos, fp, "needs token_url, client_id and client_secret (and optionally scopes)")
 	}
+	// The client secret travels to token_url: https, or plain http to this
+	// machine only, as for every URL a secret goes to (oauth.CheckURL).
+	if tp := fp.key("token_url"); o.TokenURL != "" && oauth.CheckURL(o.TokenURL, "token_url") != nil {
+		d.errAt(d.at[tp], tp, "the client secret is sent to it, so it must be https (plain http only to a loopback address), got "+quoteURL(o.TokenURL))
+	}
 }
 
 // check says a url connector's oauth: map (every key optional) makes

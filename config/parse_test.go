@@ -343,6 +343,8 @@ func TestParseErrors(t *testing.T) {
 			`codemode.yaml:4:40: connectors.x.oauth.private_key: private key /nonexistent/k.pem: open /nonexistent/k.pem: no such file or directory`},
 		{"oauth with an Authorization header", "connectors:\n  x:\n    url: https://a/mcp\n    headers: {Authorization: Bearer x}\n    oauth: {}\n",
 			`codemode.yaml:5:5: connectors.x.oauth: oauth and an Authorization header exclude each other: with the header, codemode-mcp sends it as it is and never signs in`},
+		{"oauth2 token_url in the clear", "connectors:\n  x:\n    openapi: x.json\n    auth:\n      oauth2: {token_url: \"http://auth.example.com/t?k=v\", client_id: c, client_secret: s}\n",
+			`codemode.yaml:5:27: connectors.x.auth.oauth2.token_url: the client secret is sent to it, so it must be https (plain http only to a loopback address), got "http://auth.example.com/t?…"`},
 		{"oauth2 without a secret", "connectors:\n  x:\n    openapi: x.json\n    auth:\n      oauth2: {token_url: https://a/t, client_id: c}\n",
 			`codemode.yaml:5:15: connectors.x.auth.oauth2: needs token_url, client_id and client_secret (and optionally scopes)`},
 		{"bad no_approve glob", "connectors:\n  x:\n    openapi: x.json\n    no_approve: [\"[\"]\n",

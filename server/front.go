@@ -508,7 +508,7 @@ func (f *taskFront) update(ctx context.Context, id string, responses map[string]
 		}
 		answers[q.key] = r.Action
 	}
-	f.partial.merge(id, qs, answers)
+	f.partial.merge(subjectOf(ctx), id, qs, answers)
 	decided, err := f.s.decide(ctx, id, pending, qs, answers)
 	if decided {
 		f.partial.forget(id)

@@ -60,10 +60,10 @@ func newSessions() *sessions {
 	return &sessions{live: map[string]*liveSession{}}
 }
 
-// subjectOf is whose a request is: its Principal's subject, "" for none
-// (no issuer: one principal per server).
-func subjectOf(r *http.Request) string {
-	if p := codemode.PrincipalFrom(r.Context()); p != nil {
+// subjectOf is whose a request is: its context's Principal's subject, ""
+// for none (no issuer: one principal per server).
+func subjectOf(ctx context.Context) string {
+	if p := codemode.PrincipalFrom(ctx); p != nil {
 		return p.Subject
 	}
 	return ""
@@ -76,7 +76,7 @@ func (s *sessions) ResolveSessionIdManager(r *http.Request) mcpserver.SessionIdM
 	if r == nil {
 		return s
 	}
-	return personsSessions{s, subjectOf(r)}
+	return personsSessions{s, subjectOf(r.Context())}
 }
 
 // personsSessions issues the session ids of one person.
@@ -144,7 +144,7 @@ func (s *sessions) check(r *http.Request, body *rpcBody) (*sentCounter, int, str
 		return &sentCounter{}, 0, ""
 	}
 	id := r.Header.Get(mcpserver.HeaderKeySessionID)
-	if l := s.touch(id, subjectOf(r)); l != nil {
+	if l := s.touch(id, subjectOf(r.Context())); l != nil {
 		return &l.sent, 0, ""
 	}
 	if _, m := body.messages(); m != nil && m.Method == mcp.MethodInitialize {
@@ -172,13 +172,13 @@ func newSSEIDs() *sseIDs {
 // generate is mcp-go's SessionIDGenFunc.
 func (k *sseIDs) generate(_ context.Context, r *http.Request) (string, error) {
 	n := rand.Text()
-	return n + "." + k.mac(n, subjectOf(r)), nil
+	return n + "." + k.mac(n, subjectOf(r.Context())), nil
 }
 
 // owns reports whether id is one generate issued to r's person.
 func (k *sseIDs) owns(id string, r *http.Request) bool {
 	n, m, ok := strings.Cut(id, ".")
-	return ok && hmac.Equal([]byte(m), []byte(k.mac(n, subjectOf(r))))
+	return ok && hmac.Equal([]byte(m), []byte(k.mac(n, subjectOf(r.Context()))))
 }
 
 func (k *sseIDs) mac(n, subject string) string {

@@ -16,6 +16,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/evict"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
@@ -380,35 +381,60 @@ func (s *Server) whilePaused(ctx context.Context, id string, since time.Time) (c
 // paused task accepted so far by tasks/update (a client may answer them
 // one at a time), by task id then key. It is this process's only memory
 // of a task: a client that answers the rest through another replica
-// answers them all again. Safe for concurrent use.
+// answers them all again. It is bounded as sessions are: past
+// maxPersonPartial tasks of one person, that person's least recently
+// answered is forgotten, then past maxSessions, anyone's, so that one
+// person answering in a loop makes only their own approvals be asked
+// again. Safe for concurrent use.
 type partialAnswers struct {
 	mu       sync.Mutex
-	accepted map[string]map[string]bool
+	accepted map[string]*partial
+	seq      int64 // the last partial.used
 }
 
-// merge adds to answers, the answers to the current questions of task
-// id, those accepted before and not answered now, and remembers every one
-// accepted; the others are forgotten (a question not current any more
-// was of a pause that is over).
-func (p *partialAnswers) merge(id string, current []question, answers map[string]mcp.ElicitationResponseAction) {
+// partial is what is remembered of one task: whose answers they are,
+// when they were last given (an order, not a time) and the keys accepted.
+type partial struct {
+	subject string
+	used    int64
+	keys    map[string]bool
+}
+
+// maxPersonPartial bounds the tasks one person has answered in part and
+// are remembered (a person waits on a few at once).
+const maxPersonPartial = 256
+
+// merge adds to answers, the answers to the current questions of task id
+// (answered by subject: "" without an issuer), those accepted before and
+// not answered now, and remembers every one accepted; the others are
+// forgotten (a question not current any more was of a pause that is over).
+func (p *partialAnswers) merge(subject, id string, current []question, answers map[string]mcp.ElicitationResponseAction) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.accepted == nil {
-		p.accepted = map[string]map[string]bool{}
+		p.accepted = map[string]*partial{}
+	}
+	var before map[string]bool
+	if e := p.accepted[id]; e != nil {
+		before = e.keys
+		delete(p.accepted, id) // made room for again below, as its subject's
 	}
 	now := map[string]bool{}
 	for _, q := range current {
-		if _, ok := answers[q.key]; !ok && p.accepted[id][q.key] {
+		if _, ok := answers[q.key]; !ok && before[q.key] {
 			answers[q.key] = mcp.ElicitationResponseActionAccept
 		}
 		if answers[q.key] == mcp.ElicitationResponseActionAccept {
 			now[q.key] = true
 		}
 	}
-	if len(p.accepted) >= maxSessions && p.accepted[id] == nil {
-		clear(p.accepted) // bounded: a forgotten answer is asked again
+	used := func(e *partial) time.Time { return time.Unix(0, e.used) } // evict's order
+	if subject != "" {
+		evict.MakeRoomAmong(p.accepted, maxPersonPartial, func(e *partial) bool { return e.subject == subject }, used)
 	}
-	p.accepted[id] = now
+	evict.MakeRoom(p.accepted, maxSessions, nil, used)
+	p.seq++
+	p.accepted[id] = &partial{subject: subject, used: p.seq, keys: now}
 }
 
 // forget drops what was remembered of task id.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"math"
@@ -86,29 +87,69 @@ func TestPartialAnswersAddUp(t *testing.T) {
 	}
 	var p partialAnswers
 	first := map[string]mcp.ElicitationResponseAction{"a": accept}
-	p.merge("t", q("a", "b"), first)
+	p.merge("", "t", q("a", "b"), first)
 	if !maps.Equal(first, map[string]mcp.ElicitationResponseAction{"a": accept}) {
 		t.Errorf("first update: %v", first)
 	}
 	second := map[string]mcp.ElicitationResponseAction{"b": accept}
-	p.merge("t", q("a", "b"), second)
+	p.merge("", "t", q("a", "b"), second)
 	if !maps.Equal(second, map[string]mcp.ElicitationResponseAction{"a": accept, "b": accept}) {
 		t.Errorf("second update: %v, want a (accepted before) and b", second)
 	}
 	third := map[string]mcp.ElicitationResponseAction{"a": decline}
-	p.merge("t", q("a", "b"), third)
+	p.merge("", "t", q("a", "b"), third)
 	if !maps.Equal(third, map[string]mcp.ElicitationResponseAction{"a": decline, "b": accept}) {
 		t.Errorf("third update: %v, want a as answered now, b remembered", third)
 	}
 	other := map[string]mcp.ElicitationResponseAction{}
-	p.merge("t", q("c"), other)
-	p.merge("t", q("b"), other)
+	p.merge("", "t", q("c"), other)
+	p.merge("", "t", q("b"), other)
 	if len(other) != 0 {
 		t.Errorf("after another pause: %v, want nothing remembered of the one before", other)
 	}
 	p.forget("t")
 	if len(p.accepted) != 0 {
 		t.Errorf("forgotten task still remembered: %v", p.accepted)
+	}
+}
+
+// One person answering tasks in part in a loop makes room among their own
+// remembered answers only: another person's accepted answer is still
+// counted. Without an issuer (one principal), a full memory forgets the
+// least recently answered task, not every task's answers.
+func TestPartialAnswersMakeRoomPerPerson(t *testing.T) {
+	accept := mcp.ElicitationResponseActionAccept
+	q := []question{{key: "a"}, {key: "b"}}
+	remembered := func(p *partialAnswers, subject, id string) bool {
+		got := map[string]mcp.ElicitationResponseAction{}
+		p.merge(subject, id, q, got)
+		return got["a"] == accept
+	}
+	var p partialAnswers
+	p.merge("alice", "alice-task", q, map[string]mcp.ElicitationResponseAction{"a": accept})
+	for i := range maxSessions + 10 {
+		p.merge("mallory", fmt.Sprintf("mallory-%d", i), q, map[string]mcp.ElicitationResponseAction{"a": accept})
+	}
+	if !remembered(&p, "alice", "alice-task") {
+		t.Error("another person's updates made alice's accepted answer be forgotten")
+	}
+	if n := len(p.accepted); n > maxPersonPartial+1 {
+		t.Errorf("%d tasks remembered, want at most %d of mallory's and alice's one", n, maxPersonPartial)
+	}
+
+	var one partialAnswers
+	for i := range maxSessions {
+		one.merge("", fmt.Sprintf("t-%d", i), q, map[string]mcp.ElicitationResponseAction{"a": accept})
+	}
+	one.merge("", "t-new", q, map[string]mcp.ElicitationResponseAction{"a": accept})
+	if len(one.accepted) > maxSessions {
+		t.Errorf("%d tasks remembered, want at most %d", len(one.accepted), maxSessions)
+	}
+	if !remembered(&one, "", fmt.Sprintf("t-%d", maxSessions-1)) {
+		t.Error("a full memory forgot the task answered just before the newest")
+	}
+	if remembered(&one, "", "t-0") {
+		t.Error("a full memory kept the least recently answered task")
 	}
 }
 

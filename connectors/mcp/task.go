@@ -10,6 +10,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
 
 // Downstream tasks (connectors.Tasker).
@@ -58,7 +59,7 @@ func (t *wireTask) check() error {
 	if t.TaskID == "" || len(t.TaskID) > maxTaskID {
 		return fmt.Errorf("the server sent a task id of %d bytes (want 1 to %d)", len(t.TaskID), maxTaskID)
 	}
-	if hasControl(t.TaskID) {
+	if visible.HasControl(t.TaskID) {
 		return errors.New("the server sent a task id with control characters")
 	}
 	return nil

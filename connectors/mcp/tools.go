@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"unicode"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
+	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 )
 
 // defaultInputSchema stands in for a missing or non-object input schema.
@@ -79,7 +78,7 @@ const maxToolName = 128
 
 // checkToolName refuses a tool name the connector could not show as it
 // is: empty, longer than maxToolName bytes, or with a control or format
-// character (hasControl), with which a name could pass for another in a
+// character (visible.HasControl), with which a name could pass for another in a
 // log, the console or what a model reads.
 func checkToolName(name string) error {
 	switch {
@@ -87,17 +86,10 @@ func checkToolName(name string) error {
 		return errors.New("has no name")
 	case len(name) > maxToolName:
 		return fmt.Errorf("has a name of %d bytes (at most %d): %s", len(name), maxToolName, short.Quote(name))
-	case hasControl(name):
+	case visible.HasControl(name):
 		return fmt.Errorf("has a name with control or format characters: %s", short.Quote(name))
 	}
 	return nil
-}
-
-// hasControl reports whether s, a name the connector logs and shows, has
-// a control character (C0, DEL, C1) or a format character (bidi
-// overrides and isolates, zero-width spaces and joiners).
-func hasControl(s string) bool {
-	return strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) })
 }
 
 // toTool converts a wire tool to the neutral form; Name is left for

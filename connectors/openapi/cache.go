@@ -7,8 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 )
 
@@ -81,7 +85,59 @@ func (c derivedCache) store(docHash string, d *derivation) error {
 	}
 	out := b.Bytes()
 	binary.BigEndian.PutUint32(out[head-4:], crc32.Checksum(out[head:], castagnoli))
-	return writeFileAtomic(c.path(docHash), out)
+	if err := writeFileAtomic(c.path(docHash), out); err != nil {
+		return err
+	}
+	return c.prune(docHash)
+}
+
+// prune removes the document's derivations of other formats and builds,
+// which nothing reads again: every upgrade would otherwise leave one per
+// document in the cache (up to gigabytes for a large one). A file is
+// removed only when its name is one cachePath makes (32 hexadecimal digits
+// and ".gob"), it is a regular file (a symlink is neither read nor
+// followed), and its header is a key of this package ending in the
+// document's hash.
+func (c derivedCache) prune(docHash string) error {
+	keep := c.path(docHash)
+	dir := filepath.Dir(keep)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("prune the cached derivations: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		name := filepath.Join(dir, e.Name())
+		if name == keep || !e.Type().IsRegular() || !isCacheName(e.Name(), ".gob") {
+			continue
+		}
+		if c.isOtherDerivation(name, docHash) {
+			if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// isOtherDerivation reports whether the file at name starts with a key of
+// derivedCache for docHash (any format, any build).
+func (c derivedCache) isOtherDerivation(name, docHash string) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 1024) // a key is about 250 bytes
+	n, _ := io.ReadFull(f, head)
+	line, _, ok := bytes.Cut(head[:n], []byte("\n"))
+	return ok && bytes.HasPrefix(line, []byte("openapi-derive-")) && bytes.HasSuffix(line, []byte("\x00"+docHash))
+}
+
+// isCacheName reports whether name is one cachePath makes with ext.
+func isCacheName(name, ext string) bool {
+	h, ok := strings.CutSuffix(name, ext)
+	return ok && len(h) == 32 && strings.Trim(h, "0123456789abcdef") == ""
 }
 
 // buildVersion identifies this binary's build: its module version and,

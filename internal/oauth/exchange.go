@@ -28,6 +28,10 @@ func (s *Session) Exchange(ctx context.Context, subjectToken string) error {
 		return nil // (what this process holds: no store read for each call)
 	}
 	_, err := s.exchanges.Do(ctx, func(ctx context.Context) (struct{}, error) {
+		// As a refresh's: a store that hangs must not hold the person's
+		// later exchanges, which wait for this one, for ever.
+		ctx, cancel := context.WithTimeout(ctx, leaseTime+s.cfg.Timeout)
+		defer cancel()
 		return struct{}{}, s.exchange(ctx, subjectToken)
 	})
 	return err

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"sync"
@@ -230,4 +231,37 @@ func TestExchangedTokenUsedUntilItExpires(t *testing.T) {
 	if sr, ok := connectors.AsSignInRequired(err); !ok || !strings.Contains(sr.Reason, "the person's own token is not at hand") {
 		t.Errorf("a request once the traded token expired: %v, want a need naming alice's own token", err)
 	}
+}
+
+// An exchange has a deadline, as a refresh has (leaseTime and the token
+// request's timeout): a store that hangs does not hold the exchanges of
+// the person's later calls, which share the run, for ever.
+func TestExchangeHasADeadline(t *testing.T) {
+	f := oauthtest.New(t)
+	e := newEnv(t)
+	var deadline time.Time
+	var hasDeadline bool
+	st := getFunc{Store: e.store(), get: func(ctx context.Context, kind, id string) (connectors.Record, error) {
+		deadline, hasDeadline = ctx.Deadline()
+		return connectors.Record{}, errors.New("the store is down")
+	}}
+	s := e.session(f, Config{Account: "alice", Grant: GrantTokenExchange, TokenEndpoint: f.Issuer() + "/token",
+		ClientID: "codemode", Store: st})
+	before := time.Now()
+	if err := s.Exchange(context.Background(), "alices-token"); err == nil || !strings.Contains(err.Error(), "the store is down") {
+		t.Fatalf("Exchange with a failing store: %v", err)
+	}
+	if !hasDeadline || deadline.After(time.Now().Add(leaseTime+s.cfg.Timeout)) || deadline.Before(before.Add(leaseTime)) {
+		t.Errorf("the exchange's store read had deadline %v (set: %v), want about %v from now", deadline, hasDeadline, leaseTime+s.cfg.Timeout)
+	}
+}
+
+// getFunc is a Store whose GetRecord is get's.
+type getFunc struct {
+	Store
+	get func(ctx context.Context, kind, id string) (connectors.Record, error)
+}
+
+func (g getFunc) GetRecord(ctx context.Context, kind, id string) (connectors.Record, error) {
+	return g.get(ctx, kind, id)
 }

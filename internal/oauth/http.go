@@ -52,14 +52,30 @@ func secureURL(raw, what string) (*url.URL, error) {
 	return u, nil
 }
 
-// secureURLs checks with secureURL each URL of pairs (a URL, then what
+// namedURL checks a URL that a server named (in its challenge, its
+// metadata or a redirect) as secureURL does, and further: plain http only
+// when the server that named it is itself on this machine (local). A
+// remote server naming http://127.0.0.1:… would otherwise make this
+// process GET, and at sign-in POST to, ports of this machine, with no
+// person involved (discovery runs at the first 401). The error names the
+// URL without its query.
+func namedURL(raw, what string, local bool) (*url.URL, error) {
+	u, err := secureURL(raw, what)
+	if err == nil && !local && strings.EqualFold(u.Scheme, "http") {
+		return nil, fmt.Errorf("%s %s is plain http to this machine, named by a server that is not on it; refusing it (plain http is accepted only from a server on this machine)",
+			what, redacted(raw))
+	}
+	return u, err
+}
+
+// namedURLs checks with namedURL each URL of pairs (a URL, then what
 // names it) that is not "".
-func secureURLs(pairs ...string) error {
+func namedURLs(local bool, pairs ...string) error {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if pairs[i] == "" {
 			continue
 		}
-		if _, err := secureURL(pairs[i], pairs[i+1]); err != nil {
+		if _, err := namedURL(pairs[i], pairs[i+1], local); err != nil {
 			return err
 		}
 	}
@@ -198,6 +214,11 @@ func (f *Fetcher) send(ctx context.Context, method, rawURL, where, contentType s
 	}
 	resp, err := f.client.Do(req)
 	if err != nil {
+		// A *url.Error quotes the URL with its query (a redirect's
+		// too), which may hold a secret: where names the request.
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return 0, nil, nil, fmt.Errorf("%s: %w", where, err)
 	}
 	defer resp.Body.Close()
@@ -215,8 +236,9 @@ func (f *Fetcher) send(ctx context.Context, method, rawURL, where, contentType s
 const maxRedirects = 3
 
 // NewFetcher returns a Fetcher whose requests each take at most timeout,
-// whose GETs follow at most maxRedirects redirects, to HTTPS or loopback
-// URLs only, and whose POSTs follow none.
+// whose GETs follow at most maxRedirects redirects, to HTTPS URLs or
+// (from a server on this machine only: namedURL) plain http to loopback,
+// and whose POSTs follow none.
 func NewFetcher(timeout time.Duration) *Fetcher {
 	c := &http.Client{
 		Transport: http.DefaultTransport.(*http.Transport).Clone(),
@@ -224,10 +246,8 @@ func NewFetcher(timeout time.Duration) *Fetcher {
 			if req.Method != http.MethodGet || len(via) > maxRedirects {
 				return http.ErrUseLastResponse
 			}
-			if _, err := secureURL(req.URL.String(), "a redirect"); err != nil {
-				return err
-			}
-			return nil
+			_, err := namedURL(req.URL.String(), "a redirect", isLoopback(via[len(via)-1].URL.Hostname()))
+			return err
 		},
 	}
 	return &Fetcher{client: c, timeout: timeout}

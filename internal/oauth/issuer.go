@@ -35,9 +35,24 @@ func checkIssuer(issuer string) (*url.URL, error) {
 // Issuer fetches the metadata of the authorization server issuer (an
 // issuer a protected resource names, or the team's), at the places the
 // MCP specification tries (serverMetadataURLs), and checks that it names
-// issuer itself and that its endpoints are HTTPS or loopback.
+// issuer itself and that its endpoints are HTTPS, or plain http to
+// loopback when the issuer is itself on this machine.
 func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, error) {
 	iu, err := checkIssuer(issuer)
+	if err != nil {
+		return IssuerMetadata{}, err
+	}
+	return f.issuer(ctx, issuer, isLoopback(iu.Hostname()))
+}
+
+// issuer is Issuer for an issuer that a server named: plain http, for the
+// issuer and its endpoints, only when that server is on this machine
+// (local: see namedURL).
+func (f *Fetcher) issuer(ctx context.Context, issuer string, local bool) (IssuerMetadata, error) {
+	iu, err := checkIssuer(issuer)
+	if err == nil {
+		iu, err = namedURL(issuer, "the issuer", local)
+	}
 	if err != nil {
 		return IssuerMetadata{}, err
 	}
@@ -53,7 +68,7 @@ func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, er
 			redacted(where), clip(meta.Issuer), redacted(issuer))
 	}
 	meta.Where = redacted(where)
-	if err := meta.checkURLs(); err != nil {
+	if err := meta.checkURLs(local); err != nil {
 		return IssuerMetadata{}, fmt.Errorf("the authorization server metadata at %s: %w", meta.Where, err)
 	}
 	return *meta, nil

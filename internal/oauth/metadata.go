@@ -78,14 +78,15 @@ func (f *Fetcher) discover(ctx context.Context, server string, ch bearer) (*disc
 	if err != nil {
 		return nil, err
 	}
-	prm, prmURL, err := f.resourceMetadata(ctx, su, ch.resourceMetadata)
+	local := isLoopback(su.Hostname())
+	prm, prmURL, err := f.resourceMetadata(ctx, su, ch.resourceMetadata, local)
 	if err != nil {
 		return nil, err
 	}
 	var d *discovery
 	switch {
 	case prm == nil:
-		d, err = f.legacyDiscovery(ctx, su)
+		d, err = f.legacyDiscovery(ctx, su, local)
 	case prm.Resource == "":
 		err = fmt.Errorf("the protected resource metadata at %s has no resource", redacted(prmURL))
 	case !resourceMatches(prm.Resource, server):
@@ -95,7 +96,7 @@ func (f *Fetcher) discover(ctx context.Context, server string, ch bearer) (*disc
 		err = fmt.Errorf("the protected resource metadata at %s names no authorization server", redacted(prmURL))
 	default:
 		var meta IssuerMetadata
-		meta, err = f.Issuer(ctx, prm.AuthorizationServers[0])
+		meta, err = f.issuer(ctx, prm.AuthorizationServers[0], local)
 		d = &discovery{resource: prm.Resource, meta: meta, scopesSupported: prm.ScopesSupported,
 			how: "protected resource metadata at " + redacted(prmURL) + ", authorization server metadata at " + meta.Where}
 	}
@@ -111,10 +112,10 @@ func (f *Fetcher) discover(ctx context.Context, server string, ch bearer) (*disc
 // resourceMetadata fetches the protected resource metadata: at the
 // challenge's URL when it gave one, else at the well-known URL with the
 // server's path, else without. It returns nil when none is published.
-func (f *Fetcher) resourceMetadata(ctx context.Context, su *url.URL, fromChallenge string) (*resourceMetadata, string, error) {
+func (f *Fetcher) resourceMetadata(ctx context.Context, su *url.URL, fromChallenge string, local bool) (*resourceMetadata, string, error) {
 	var candidates []string
 	if fromChallenge != "" {
-		if _, err := secureURL(fromChallenge, "the resource_metadata URL"); err != nil {
+		if _, err := namedURL(fromChallenge, "the resource_metadata URL", local); err != nil {
 			return nil, "", err
 		}
 		candidates = append(candidates, fromChallenge)
@@ -166,7 +167,7 @@ func serverMetadataURLs(iu *url.URL) []string {
 // publish no protected resource metadata: the authorization server is the
 // server's origin, its metadata at RFC 8414's well-known URL there, else
 // its endpoints at the default paths.
-func (f *Fetcher) legacyDiscovery(ctx context.Context, su *url.URL) (*discovery, error) {
+func (f *Fetcher) legacyDiscovery(ctx context.Context, su *url.URL, local bool) (*discovery, error) {
 	origin := su.Scheme + "://" + su.Host
 	iu, _ := url.Parse(origin)
 	d := &discovery{resource: canonicalURL(su.String())}
@@ -189,12 +190,13 @@ func (f *Fetcher) legacyDiscovery(ctx context.Context, su *url.URL) (*discovery,
 	// check does not apply; its endpoints' does).
 	d.meta = *meta
 	d.how = "no protected resource metadata; authorization server metadata at " + redacted(metaURL) + " (the 2025-03-26 discovery)"
-	return d, meta.checkURLs()
+	return d, meta.checkURLs(local)
 }
 
-// checkURLs refuses endpoints of m that are not HTTPS (or loopback).
-func (m *IssuerMetadata) checkURLs() error {
-	return secureURLs(m.AuthorizationEndpoint, "the authorization endpoint", m.TokenEndpoint, "the token endpoint",
+// checkURLs refuses endpoints of m that are not HTTPS, or plain http to
+// loopback named by a server on this machine (local: see namedURL).
+func (m *IssuerMetadata) checkURLs(local bool) error {
+	return namedURLs(local, m.AuthorizationEndpoint, "the authorization endpoint", m.TokenEndpoint, "the token endpoint",
 		m.RegistrationEndpoint, "the registration endpoint", m.RevocationEndpoint, "the revocation endpoint",
 		m.JWKSURI, "the jwks_uri", m.IntrospectionEndpoint, "the introspection endpoint")
 }

@@ -3,7 +3,9 @@ package oauth
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +118,68 @@ func TestRefreshOfAnotherProcessesTokenIsScrubbed(t *testing.T) {
 		if strings.Contains(e.logs.String(), tok) {
 			t.Errorf("the log shows %q", tok)
 		}
+	}
+}
+
+// A registration whose client_id or client_secret is larger than any
+// issuer sends is refused, naming the field; the next sign-in registers
+// again.
+func TestRegistrationOfHugeCredentialsIsRefused(t *testing.T) {
+	for _, field := range []string{"client_id", "client_secret"} {
+		t.Run(field, func(t *testing.T) {
+			f := oauthtest.New(t)
+			f.AuthMethods = []string{"client_secret_basic"} // the registration gets a secret
+			f.RegisterAnswer = map[string]any{field: strings.Repeat("x", maxClientCredential+1)}
+			e := newEnv(t)
+			s := e.session(f, Config{})
+			a, err := s.BeginSignIn(context.Background())
+			if a != nil {
+				a.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), field+" of 4097 bytes") {
+				t.Fatalf("sign-in with a %s of 4097 bytes: %v", field, err)
+			}
+			f.Set(func(f *oauthtest.Server) { f.RegisterAnswer = nil })
+			if _, err := signIn(t, s); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// The scopes a server names (scopes_supported, a token answer's scope) are
+// bounded in count and length, with a warning: they are logged and sent
+// in the authorization URL.
+func TestServerScopesAreBounded(t *testing.T) {
+	var many []string
+	for i := range 3 * maxScopes {
+		many = append(many, fmt.Sprintf("scope-%d", i))
+	}
+	long := strings.Repeat("s", maxScopeBytes+1)
+	f := oauthtest.New(t)
+	f.PRMScopes = append([]string{long}, many...)
+	f.AnswerScope = strings.Join(append(many, long), " ")
+	e := newEnv(t)
+	s := e.session(f, Config{})
+	_, _ = call(t, s, f)
+	if _, err := signIn(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(f.LastAuthorize().Get("scope")); !slices.Equal(got, many[:maxScopes]) {
+		t.Errorf("asked for %d scopes (%.80q…), want the first %d of scopes_supported but the long one", len(got), got, maxScopes)
+	}
+	s.mu.Lock()
+	granted := s.cur.Scopes
+	s.mu.Unlock()
+	if !slices.Equal(granted, many[:maxScopes]) {
+		t.Errorf("kept %d granted scopes, want the first %d but the long one", len(granted), maxScopes)
+	}
+	for _, what := range []string{"the scopes to ask for", "the token endpoint's answer"} {
+		if !strings.Contains(e.logs.String(), "dropped scopes beyond the bound: "+what) {
+			t.Errorf("no warning about %s:\n%s", what, e.logs)
+		}
+	}
+	if l := len(e.logs.String()); l > 64<<10 {
+		t.Errorf("%d bytes of log", l)
 	}
 }

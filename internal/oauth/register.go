@@ -39,6 +39,11 @@ func (r *registration) client(d *discovery) clientAuth {
 	return clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, audience: d.meta.Issuer, regID: regID(d)}
 }
 
+// maxClientCredential bounds a registered client_id and client_secret:
+// issuers send fewer than 256 bytes, and each is sent with every token
+// request, stored and kept in the scrubber.
+const maxClientCredential = 4096
+
 // loadRegistration returns the stored registration with d's server (nil
 // when there is none or it cannot be read).
 func (s *Session) loadRegistration(ctx context.Context, d *discovery) *registration {
@@ -107,6 +112,12 @@ func (s *Session) register(ctx context.Context, d *discovery, redirect string, s
 	}
 	if err := json.Unmarshal(answer, &m); err != nil {
 		return nil, s.errorf("the registration endpoint's answer is not a client: %w", err)
+	}
+	switch {
+	case len(m.ClientID) > maxClientCredential:
+		return nil, s.errorf("the registration endpoint's answer has a client_id of %d bytes (at most %d)", len(m.ClientID), maxClientCredential)
+	case len(m.ClientSecret) > maxClientCredential:
+		return nil, s.errorf("the registration endpoint's answer has a client_secret of %d bytes (at most %d)", len(m.ClientSecret), maxClientCredential)
 	}
 	s.cfg.Scrubber.Add(m.ClientSecret)
 	if m.ClientID == "" || !headerSafe(m.ClientID) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
 )
 
 // Defaults of Config.
@@ -122,6 +123,9 @@ type Session struct {
 	// assertions: each is replaced, not added to, so that refreshes do not
 	// grow the scrubber (see scrub.Slot).
 	tokens, subject, assertions *scrub.Slot
+	// wrongStates bounds the rate of the lines about sign-in redirects with
+	// a state no attempt sent: any local process can send them.
+	wrongStates *throttle.Failures
 
 	mu sync.Mutex
 	// cur is the grant last read or written; loaded says the store was
@@ -196,8 +200,10 @@ func New(cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := secureURLs(cfg.TokenEndpoint, "the token endpoint"); err != nil {
-		return nil, err
+	if cfg.TokenEndpoint != "" {
+		if _, err := secureURL(cfg.TokenEndpoint, "the token endpoint"); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.ClientMetadataURL != "" {
 		u, err := url.Parse(cfg.ClientMetadataURL)
@@ -231,6 +237,8 @@ func New(cfg Config) (*Session, error) {
 		tokens:     cfg.Scrubber.Slot(),
 		subject:    cfg.Scrubber.Slot(),
 		assertions: cfg.Scrubber.Slot(),
+
+		wrongStates: throttle.New(0, 0, cfg.Now),
 	}, nil
 }
 
@@ -518,6 +526,7 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 	}
 	ng := *g
 	ng.Lease, ng.Refused = nil, ""
+	t.Scopes = s.boundScopes("the token endpoint's answer", t.Scopes)
 	t.into(&ng, s.cfg.Now())
 	_, ok, err := s.vault.swap(ctx, KindGrant, s.id, lraw, &ng)
 	if err != nil {
@@ -582,6 +591,7 @@ func (s *Session) obtain(ctx context.Context, what string, form url.Values, d *d
 	if err != nil {
 		return nil, s.cfg.Scrubber.Error(s.errorf("%s: %w", what, err))
 	}
+	t.Scopes = s.boundScopes("the token endpoint's answer", t.Scopes)
 	t.into(g, s.cfg.Now())
 	if err := s.vault.put(ctx, KindGrant, s.id, g); err != nil {
 		return nil, s.errorf("store the grant: %w", err)

@@ -23,6 +23,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/jws"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
+	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
 )
 
 // mustSignInRequired fails unless err wraps SignInRequired whose reason
@@ -261,6 +262,35 @@ func TestRedirectChecks(t *testing.T) {
 		case <-a.done:
 			t.Fatal("a redirect with another state ended the sign-in")
 		default:
+		}
+		// Any local process can send them: their warnings are rate-bound,
+		// and the next line written counts those that were not.
+		forge := func(n int) {
+			for range n {
+				resp, err := http.Get(redirect)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+		}
+		lines := func() []string {
+			var out []string
+			for l := range strings.Lines(e.logs.String()) {
+				if strings.Contains(l, "did not send") {
+					out = append(out, l)
+				}
+			}
+			return out
+		}
+		forge(29)
+		if got := lines(); len(got) != throttle.DefaultBurst {
+			t.Errorf("%d warnings for 30 forged redirects, want %d", len(got), throttle.DefaultBurst)
+		}
+		e.clock.Advance(throttle.DefaultEvery)
+		forge(1)
+		if got := lines(); len(got) != throttle.DefaultBurst+1 || !strings.Contains(got[len(got)-1], "unlogged=20") {
+			t.Errorf("after %v, warnings %q; want one more, counting 20 unlogged", throttle.DefaultEvery, got)
 		}
 		browse(t, a.URL())
 		if err := a.Wait(context.Background()); err != nil {

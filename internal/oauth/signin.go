@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,10 +84,37 @@ func (s *Session) chooseScopes(d *discovery, ch bearer) []string {
 	s.mu.Lock()
 	out := union(base, s.needScopes)
 	s.mu.Unlock()
+	out = s.boundScopes("the scopes to ask for", out)
 	if s.cfg.Grant == GrantAuthorizationCode && slices.Contains(d.meta.ScopesSupported, "offline_access") {
 		out = union(out, []string{"offline_access"})
 	}
 	return out
+}
+
+// Bounds of a list of scopes a server sent (scopes_supported, a
+// challenge, a token answer), which is logged and sent in the
+// authorization URL: only the 1 MiB bound of an answer held it before.
+const (
+	maxScopes     = 100
+	maxScopeBytes = 256
+)
+
+// boundScopes returns scopes (named by what in the warning) without
+// those longer than maxScopeBytes and those after the first maxScopes,
+// with a warning when it dropped any.
+func (s *Session) boundScopes(what string, scopes []string) []string {
+	kept := scopes[:0:0]
+	for _, sc := range scopes {
+		if len(kept) < maxScopes && len(sc) <= maxScopeBytes {
+			kept = append(kept, sc)
+		}
+	}
+	if dropped := len(scopes) - len(kept); dropped > 0 {
+		s.log.Warn("dropped scopes beyond the bound: "+what+" had more than "+strconv.Itoa(maxScopes)+" or some longer than "+strconv.Itoa(maxScopeBytes)+" bytes",
+			"connector", s.cfg.Connector, "dropped", dropped)
+		return kept
+	}
+	return scopes
 }
 
 // clientCredentials is the refresh of a client credentials session (see
@@ -396,7 +424,7 @@ func (a *Attempt) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(a.state)) != 1 {
-		a.s.log.Warn("a sign-in redirect came with a state this sign-in did not send; refused", "connector", a.s.cfg.Connector)
+		a.s.wrongStates.Warn(a.s.log, "a sign-in redirect came with a state this sign-in did not send; refused", "connector", a.s.cfg.Connector)
 		page(w, http.StatusBadRequest, "This link is not the sign-in codemode-mcp is waiting for", "Start the sign-in again from codemode-mcp.")
 		return
 	}

@@ -32,6 +32,16 @@ func Hidden(r rune) bool {
 		unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
 }
 
+// HasControl reports whether s, a name shown to and approved by a person,
+// holds a control character (C0, DEL, C1) or a format character
+// (bidirectional overrides and isolates, zero-width spaces and joiners),
+// with which one name could pass for another. A name holding one is
+// refused, not escaped: what a person approves should hold no invisible
+// character at all.
+func HasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) })
+}
+
 // Escape returns s with every hidden character but the newline written as
 // its escape (see Code).
 func Escape(s string) string {

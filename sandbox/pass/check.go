@@ -17,12 +17,13 @@ import (
 
 // check runs the static check of a program about to run: its static calls
 // of connectors are sent to the host (when it is a Checker); a name used
-// as a connector that is not defined but close to a connector's is
-// reported here. It returns the failure that ends the pass, or "" to run
+// as a connector that is not defined but close to a connector's, and a
+// method written with '-' as its downstream spells it (X.get-sum, read as
+// X.get - sum, when X has get_sum), are reported here. It returns the failure that ends the pass, or "" to run
 // the program.
 func check(ctx context.Context, prog *source.Normalized, globals []sandbox.Global, host sandbox.Host) (string, error) {
-	static := prog.StaticCalls()
-	if len(static) == 0 {
+	static, dashed := prog.StaticCalls(), prog.DashedCalls()
+	if len(static) == 0 && len(dashed) == 0 {
 		return "", nil
 	}
 	// Calls of available connectors go to the host; names used as
@@ -54,6 +55,13 @@ func check(ctx context.Context, prog *source.Normalized, globals []sandbox.Globa
 			problems = append(problems, sandbox.Problem{Line: use.Line, Col: use.Col, Message: fmt.Sprintf("%s is not defined; did you mean %s?", root, near)})
 		}
 	}
+	for _, d := range dashed {
+		if near := dashedMethod(d, globals); near != "" {
+			problems = append(problems, sandbox.Problem{Line: d.Line, Col: d.Col, Message: fmt.Sprintf(
+				"%[1]s.%[2]s is read as %[1]s.%[3]s; did you mean %[1]s.%[4]s? method names have '-' replaced by '_'",
+				d.Connector, d.Method, strings.ReplaceAll(d.Method, "-", " - "), near)})
+		}
+	}
 	if ch, ok := host.(sandbox.Checker); ok && len(calls) > 0 {
 		found, err := ch.Check(ctx, calls)
 		if err != nil {
@@ -65,6 +73,20 @@ func check(ctx context.Context, prog *source.Normalized, globals []sandbox.Globa
 		return "", nil
 	}
 	return formatProblems(problems), nil
+}
+
+// dashedMethod returns the method d's dashed name stands for, with '_'
+// for '-', when d's connector is available and has it; else "".
+func dashedMethod(d sandbox.StaticCall, globals []sandbox.Global) string {
+	want := strings.ReplaceAll(d.Method, "-", "_")
+	for _, g := range globals {
+		if g.Name == d.Connector && g.Unavailable == "" {
+			if _, ok := slices.BinarySearch(g.Methods, want); ok {
+				return want
+			}
+		}
+	}
+	return ""
 }
 
 // formatProblems words a failed check: every problem, in source order.

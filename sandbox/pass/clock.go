@@ -7,6 +7,15 @@ import (
 	"time"
 )
 
+// init makes the process's local time zone UTC. goja's Date takes its
+// local time (getHours, toString, toLocaleString, new Date(y, m, d),
+// Date.parse of a string without a zone) from time.Local and has no
+// setting per runtime: local time that followed the server's TZ would
+// differ between a pass and its replay after a restart under another zone,
+// and a program branching on it would diverge. Every process that runs
+// programs imports this package, worker processes too.
+func init() { time.Local = time.UTC }
+
 // clockState replays time and randomness for one pass. It is used only on
 // the VM goroutine.
 type clockState struct {

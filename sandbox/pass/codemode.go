@@ -22,7 +22,7 @@ func (ps *pass) installCodemode(g *goja.Object) error {
 		}
 		fns[sv.Name] = ps.service(sv)
 	}
-	if err := setFuncs(cm, "codemode.", fns); err != nil {
+	if err := setFuncs(ps.vm, cm, "codemode.", fns); err != nil {
 		return err
 	}
 	return g.Set("codemode", cm)

@@ -73,7 +73,7 @@ func (ps *pass) installConnectors(g *goja.Object) error {
 					return ps.forwardedMethod(c, prop)
 				}
 				msg := fmt.Sprintf("%s.%s is not a function; %s", c.name, prop, suggestion(prop, c.methods, "methods"))
-				return ps.vm.ToValue(func(goja.FunctionCall) goja.Value { panic(ps.vm.NewTypeError(msg)) })
+				return native(ps.vm, prop, func(goja.FunctionCall) goja.Value { panic(ps.vm.NewTypeError(msg)) })
 			},
 		})
 		parent, key := g, gl.Name
@@ -143,7 +143,7 @@ func (ps *pass) forwardedMethod(c *connector, prop string) goja.Value {
 		c.fwd = map[string]goja.Value{}
 	}
 	what := c.name + "." + prop
-	f := ps.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+	f := native(ps.vm, prop, func(call goja.FunctionCall) goja.Value {
 		return ps.callMethod(c, prop, what, call.Argument(0), goja.Null())
 	})
 	c.fwd[prop] = f

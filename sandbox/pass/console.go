@@ -56,7 +56,7 @@ func (l *logState) result() []string {
 func (ps *pass) installConsole(g *goja.Object) error {
 	c := ps.vm.NewObject()
 	log := ps.consoleFunc("")
-	if err := setFuncs(c, "console.", map[string]func(goja.FunctionCall) goja.Value{
+	if err := setFuncs(ps.vm, c, "console.", map[string]func(goja.FunctionCall) goja.Value{
 		"log": log, "info": log, "debug": log, "dir": log, "trace": log,
 		"warn": ps.consoleFunc("[warn] "), "error": ps.consoleFunc("[error] "),
 	}); err != nil {

@@ -34,12 +34,21 @@ func (ps *pass) describeValue(v goja.Value) (msg, stack string) {
 // and a hint for an unknown global.
 func (ps *pass) failure(v goja.Value, frames []goja.StackFrame) string {
 	msg, stack := ps.describeValue(v)
-	loc := ps.stackLocation(stack)
+	src, line, col, loc := ps.stackLocation(stack)
 	if loc == "" {
 		_, loc = ps.modelFrame(frames)
+	} else if msg == tdzMessage {
+		// goja's message does not name the variable; its position does.
+		if name := src.norm.NameAt(line, col); name != "" {
+			msg = "ReferenceError: Cannot access '" + name + "' before initialization"
+		}
 	}
 	return msg + loc + ps.referenceHint(msg)
 }
+
+// tdzMessage is goja's error for a variable read in its temporal dead
+// zone (a const, let or class used before its declaration ran).
+const tdzMessage = "ReferenceError: Cannot access a variable before initialization"
 
 // modelFrame returns the index of the top frame in the model's code
 // (program or snippet) and where it is (" (line L:C)"), or -1 and "".
@@ -57,8 +66,9 @@ func (ps *pass) modelFrame(frames []goja.StackFrame) (int, string) {
 // or "at file:3:5(12)".
 var stackFrameRE = regexp.MustCompile(`([^\s()]+):(\d+):(\d+)\(\d+\)\)?\s*$`)
 
-// stackLocation is modelFrame's location for goja's stack text.
-func (ps *pass) stackLocation(stack string) string {
+// stackLocation is modelFrame's location for goja's stack text, with the
+// source and position in it that the location words.
+func (ps *pass) stackLocation(stack string) (src loaded, line, col int, loc string) {
 	for _, line := range strings.Split(stack, "\n") {
 		line = strings.TrimSpace(line)
 		if !strings.HasPrefix(line, "at ") {
@@ -71,10 +81,10 @@ func (ps *pass) stackLocation(stack string) string {
 		l, _ := strconv.Atoi(m[2])
 		c, _ := strconv.Atoi(m[3])
 		if loc := ps.location(m[1], l, c); loc != "" {
-			return loc
+			return ps.sources[m[1]], l, c, loc
 		}
 	}
-	return ""
+	return loaded{}, 0, 0, ""
 }
 
 // location maps a position in a compiled file of the pass to the model's

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -512,6 +514,46 @@ func TestUnknownMethod(t *testing.T) {
 	}
 }
 
+// TestDashedMethod: a method written as the downstream names it, with
+// '-', is JavaScript subtraction; the check names the method as exposed.
+func TestDashedMethod(t *testing.T) {
+	e := newExecutor(t)
+	const checked = "the program was checked before running and has a problem; nothing was run:\n- "
+	for code, want := range map[string]string{
+		"await everything.get-sum({ a: 1, b: 2 })":               checked + "line 1:18: everything.get-sum is read as everything.get - sum; did you mean everything.get_sum? method names have '-' replaced by '_'",
+		"const notes2 = 1;\nconst r = everything.get-tiny-image": checked + "line 2:22: everything.get-tiny-image is read as everything.get - tiny - image; did you mean everything.get_tiny_image? method names have '-' replaced by '_'",
+		// Subtraction that names no method is left alone.
+		"const sum = 1; everything.get_sum - sum": "",
+	} {
+		h := &sandboxtest.Host{}
+		o := sandboxtest.Run(t, e, h, code, sandbox.Limits{})
+		if o.Error != want {
+			t.Errorf("%s:\n got %q\nwant %q", code, o.Error, want)
+		}
+		if n := len(h.Calls()); n != 0 {
+			t.Errorf("%s: host saw %d calls", code, n)
+		}
+	}
+}
+
+// TestTemporalDeadZone: goja's error for a const, let or class read before
+// its declaration ran does not name it; the outcome does.
+func TestTemporalDeadZone(t *testing.T) {
+	e := newExecutor(t)
+	for code, want := range map[string]string{
+		"const x = y + 1;\nconst y = 2;\nx":                         "ReferenceError: Cannot access 'y' before initialization (line 1:11)",
+		"f();\nlet counter = 0;\nfunction f() { return counter++ }": "ReferenceError: Cannot access 'counter' before initialization (line 3:23)",
+		"const s = 'ééé' + délai; const délai = 1":                  "ReferenceError: Cannot access 'délai' before initialization (line 1:19)",
+		"const n: number = later as number; const later = 1":        "ReferenceError: Cannot access 'later' before initialization (line 1:19)",
+		// A name too long to echo is left out.
+		"const a = " + strings.Repeat("v", 101) + "; const " + strings.Repeat("v", 101) + " = 1": "ReferenceError: Cannot access a variable before initialization (line 1:11)",
+	} {
+		if o := sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}); o.Error != want {
+			t.Errorf("%s:\n got %q\nwant %q", code, o.Error, want)
+		}
+	}
+}
+
 func TestConnectorObjectsBehave(t *testing.T) {
 	e := newExecutor(t)
 	code := "const n = await Promise.resolve(notes);\n[typeof n.createNote, typeof notes.then, JSON.stringify(notes) !== undefined, 'createNote' in notes]"
@@ -545,6 +587,28 @@ func TestNoHostAccess(t *testing.T) {
 typeof setTimeout, typeof clearTimeout, eval('1 + 1'), Function('return 3')(), eval('4\n//# sourceMappingURL=/etc/passwd')]`
 	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}),
 		`["undefined","undefined","undefined","undefined","undefined","undefined","function","function",2,3,4]`)
+}
+
+// TestHostFunctionsLookNative: a host function's name and toString() are
+// a built-in's, not the Go symbol goja would give them.
+func TestHostFunctionsLookNative(t *testing.T) {
+	e := newExecutor(t)
+	code := `const fns = [setTimeout, setInterval, clearTimeout, console.log, console.error, codemode.step, codemode.search, everything.nope];
+const d = Object.getOwnPropertyDescriptor(setTimeout, "name");
+[...fns.map(f => f.name + " " + String(f)), d.writable, d.enumerable, d.configurable]`
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}), `[
+"setTimeout function setTimeout() { [native code] }", "setInterval function setInterval() { [native code] }",
+"clearTimeout function clearTimeout() { [native code] }", "log function log() { [native code] }",
+"error function error() { [native code] }", "step function step() { [native code] }",
+"search function search() { [native code] }", "nope function nope() { [native code] }",
+false, false, true]`)
+	// A method a forwarding connector does not list.
+	code = "String(weather.tomorrow)"
+	o, err := e.Run(t.Context(), sandbox.Program{Code: code, Globals: []sandbox.Global{{Name: "weather", Methods: []string{"today"}, Forward: true}}}, &sandboxtest.Host{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandboxtest.WantCompleted(t, code, o, `"function tomorrow() { [native code] }"`)
 }
 
 func TestTimers(t *testing.T) {
@@ -858,5 +922,27 @@ func TestHostCallErrorLocations(t *testing.T) {
 	o := sandboxtest.Run(t, e, h, "try {\n  await everything.echo({})\n} catch (e) { return e.stack }", sandbox.Limits{})
 	if o.Status != sandbox.Completed || !strings.Contains(string(o.Result), "at program.js:") {
 		t.Errorf("e.stack = %s (%v %q), want the frame of the program that made the call", o.Result, o.Status, o.Error)
+	}
+}
+
+// envLocalTimeChild makes TestLocalTimeIsUTC run its program: the local
+// zone is read once per process, so each TZ needs a process of its own.
+const envLocalTimeChild = "CODEMODE_TEST_LOCAL_TIME_CHILD"
+
+// TestLocalTimeIsUTC: Date shows local time as UTC whatever the server's
+// TZ, so a replay after a restart under another zone sees what the first
+// pass saw.
+func TestLocalTimeIsUTC(t *testing.T) {
+	if os.Getenv(envLocalTimeChild) != "" {
+		o := sandboxtest.Run(t, newExecutor(t), &sandboxtest.Host{}, sandboxtest.LocalTime, sandbox.Limits{})
+		sandboxtest.WantCompleted(t, os.Getenv("TZ"), o, sandboxtest.LocalTimeUTC)
+		return
+	}
+	for _, tz := range []string{"Asia/Kolkata", "America/New_York"} {
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestLocalTimeIsUTC$", "-test.v")
+		cmd.Env = append(os.Environ(), "TZ="+tz, envLocalTimeChild+"=1")
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestLocalTimeIsUTC") {
+			t.Errorf("TZ=%s: %v\n%s", tz, err, out)
+		}
 	}
 }

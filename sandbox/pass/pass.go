@@ -327,14 +327,27 @@ func (ps *pass) setup(vm *goja.Runtime) error {
 	return nil
 }
 
-// setFuncs sets the functions fns on obj; prefix names obj in an error.
-func setFuncs(obj *goja.Object, prefix string, fns map[string]func(goja.FunctionCall) goja.Value) error {
+// setFuncs sets the functions fns on obj, made by native; prefix names obj
+// in an error.
+func setFuncs(vm *goja.Runtime, obj *goja.Object, prefix string, fns map[string]func(goja.FunctionCall) goja.Value) error {
 	for name, fn := range fns {
-		if err := obj.Set(name, fn); err != nil {
+		if err := obj.Set(name, native(vm, name, fn)); err != nil {
 			return fmt.Errorf("sandbox: install %s%s: %w", prefix, name, err)
 		}
 	}
 	return nil
+}
+
+// native returns fn as a JavaScript function named name. goja names a Go
+// function by its Go symbol (github.com/…/pass.(*pass).setTimer.func1),
+// which the function's name and toString() would show a program: the
+// build's module paths, and confusing. A host function looks like any
+// built-in: "function setTimeout() { [native code] }".
+func native(vm *goja.Runtime, name string, fn func(goja.FunctionCall) goja.Value) goja.Value {
+	f := vm.ToValue(fn).(*goja.Object)
+	// As a built-in's: not writable, not enumerable, configurable.
+	_ = f.DefineDataProperty("name", vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	return f
 }
 
 // valueJSON converts v to JSON with the VM's own helper. A value that cannot

@@ -13,7 +13,7 @@ import (
 // timer callback fails the pass (Node would crash), so it is not lost.
 // setImmediate is not provided.
 func (ps *pass) installTimers(g *goja.Object) error {
-	return setFuncs(g, "", map[string]func(goja.FunctionCall) goja.Value{
+	return setFuncs(ps.vm, g, "", map[string]func(goja.FunctionCall) goja.Value{
 		"setTimeout":    ps.setTimer(false),
 		"setInterval":   ps.setTimer(true),
 		"clearTimeout":  ps.clearTimer,

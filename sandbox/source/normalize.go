@@ -104,6 +104,11 @@ func (n *Normalized) StaticCalls() []sandbox.StaticCall { return n.static.calls 
 // without declaring it to the first place it is so used.
 func (n *Normalized) Roots() map[string]Place { return n.static.roots }
 
+// DashedCalls are the program's method names written with '-' on a
+// global's chain of names (everything.get-sum(…), which JavaScript reads as
+// everything.get - sum(…)), the Method holding the dashed name.
+func (n *Normalized) DashedCalls() []sandbox.StaticCall { return n.static.dashed }
+
 // Position maps a line and column of Source (1-based; the column in bytes,
 // as goja reports them) to the model's original code (1-based; the column in
 // UTF-16 units, as JavaScript counts). ok is false for positions that are not
@@ -111,6 +116,11 @@ func (n *Normalized) Roots() map[string]Place { return n.static.roots }
 func (n *Normalized) Position(line, col int) (origLine, origCol int, ok bool) {
 	return n.pos.original(line, col)
 }
+
+// NameAt returns the identifier that starts at a line and column of Source
+// (as Position takes them), or "": what an error goja reports there is
+// about, when its message does not say.
+func (n *Normalized) NameAt(line, col int) string { return n.pos.nameAt(line, col) }
 
 // SyntaxError reports code that cannot be compiled. Line and Column are
 // 1-based in the model's original code (Column in UTF-16 units); they are 0

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -75,6 +76,31 @@ func (m *positionMap) original(line, col int) (int, int, bool) {
 		return 0, 0, false
 	}
 	return m.at(m.lineStarts[line-1] + col - 1)
+}
+
+// maxNameAt bounds the name nameAt returns: an error message names a
+// variable, not a program's worth of characters.
+const maxNameAt = 100
+
+// nameAt returns the identifier that starts at line and col of the final
+// source (as original takes them), or "".
+func (m *positionMap) nameAt(line, col int) string {
+	if line < 1 || line > len(m.lineStarts) || col < 1 {
+		return ""
+	}
+	off := m.lineStarts[line-1] + col - 1
+	end := off
+	for end < len(m.src) && end-off <= maxNameAt {
+		r, size := utf8.DecodeRuneInString(m.src[end:])
+		if r != '_' && r != '$' && !unicode.IsLetter(r) && (end == off || !unicode.IsDigit(r)) {
+			break
+		}
+		end += size
+	}
+	if end-off > maxNameAt {
+		return ""
+	}
+	return m.src[off:end]
 }
 
 // at maps a byte offset of the final source to the model's code.

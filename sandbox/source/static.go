@@ -11,6 +11,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
+	"github.com/dop251/goja/token"
 )
 
 // staticInfo is what the program's syntax tree says before it runs.
@@ -19,6 +20,8 @@ type staticInfo struct {
 	// roots maps a global name used as X.y(…) or X["y"](…) to the first
 	// place it is so used, for names the program does not declare.
 	roots map[string]Place
+	// dashed are the X.a-b(…) of the program (see dashedCall).
+	dashed []sandbox.StaticCall
 }
 
 // Place is a line and column in the model's source (1-based; the column in
@@ -62,6 +65,14 @@ func collectStatic(prg *ast.Program, pm *positionMap) staticInfo {
 		return l, c
 	}
 	walkAST(reflect.ValueOf(prg), func(n any) {
+		if b, ok := n.(*ast.BinaryExpression); ok && len(info.dashed) < maxStaticCalls {
+			if path, at := dashedCall(b); len(path) >= 2 && !declared[path[0]] {
+				if line, col := pos(at); line != 0 {
+					info.dashed = append(info.dashed, sandbox.StaticCall{Connector: strings.Join(path[:len(path)-1], "."), Method: path[len(path)-1], Line: line, Col: col})
+				}
+			}
+			return
+		}
 		call, ok := n.(*ast.CallExpression)
 		if !ok || len(info.calls) >= maxStaticCalls {
 			return
@@ -128,6 +139,42 @@ func calleePath(e ast.Expression) ([]string, file.Idx, file.Idx) {
 		}
 		return nil, 0, 0
 	}
+}
+
+// dashedCall reads b as a method name written with '-', as a downstream
+// may spell it: everything.get-sum(…) parses as everything.get - sum(…),
+// and get-all-items as get - all - items. It returns the path with the
+// dashed name last (["everything", "get-sum"]) and where that name starts,
+// or nil.
+func dashedCall(b *ast.BinaryExpression) ([]string, file.Idx) {
+	var words []string
+	var e ast.Expression = b
+	for {
+		x, ok := e.(*ast.BinaryExpression)
+		if !ok || x.Operator != token.MINUS {
+			break
+		}
+		r := x.Right
+		if c, ok := r.(*ast.CallExpression); ok && len(words) == 0 {
+			r = c.Callee // only the last word is called
+		}
+		id, ok := r.(*ast.Identifier)
+		if !ok {
+			return nil, 0
+		}
+		words = append(words, id.Name.String())
+		e = x.Left
+	}
+	if a, ok := e.(*ast.AwaitExpression); ok {
+		e = a.Argument // await binds tighter than '-'
+	}
+	path, at, _ := calleePath(e)
+	if len(path) < 2 {
+		return nil, 0
+	}
+	slices.Reverse(words)
+	path[len(path)-1] += "-" + strings.Join(words, "-")
+	return path, at
 }
 
 // literalOf describes an expression as a Literal.

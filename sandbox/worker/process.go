@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,8 +26,9 @@ type Options struct {
 	// Required.
 	Command []string
 	// Env is added to a worker's environment, which is otherwise only
-	// GOMAXPROCS=1, EnvMemoryLimit and the parent's TZ: a worker does
-	// not inherit the parent's environment (and its tokens).
+	// GOMAXPROCS=1 and EnvMemoryLimit: a worker does not inherit the
+	// parent's environment (and its tokens), nor its TZ (programs see
+	// local time as UTC, see package pass).
 	Env []string
 	// Size is the number of warm workers kept ready (default 2).
 	Size int
@@ -143,9 +143,6 @@ func NewPool(opts Options) (*Pool, error) {
 	env := []string{"GOMAXPROCS=1", EnvMemoryLimit + "=" + strconv.FormatInt(opts.MemoryLimit, 10)}
 	if opts.Limiter != LimiterSystem {
 		env = append(env, EnvLimiter+"="+string(opts.Limiter))
-	}
-	if tz, ok := os.LookupEnv("TZ"); ok {
-		env = append(env, "TZ="+tz) // Date shows local time as it would in process
 	}
 	p := &Pool{
 		opts:    opts,

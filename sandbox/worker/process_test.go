@@ -492,3 +492,14 @@ func TestStderrTailClipsALongLine(t *testing.T) {
 		t.Errorf("lines (-want +got):\n%.400s", diff)
 	}
 }
+
+// TestLocalTimeIsUTC: a worker's Date shows local time as UTC whatever
+// its TZ, so a replay after a restart under another zone sees what the
+// first pass saw.
+func TestLocalTimeIsUTC(t *testing.T) {
+	for _, tz := range []string{"Asia/Kolkata", "America/New_York"} {
+		e := newPool(t, Options{Size: 1, Env: []string{"TZ=" + tz}})
+		o := sandboxtest.Run(t, e, &sandboxtest.Host{}, sandboxtest.LocalTime, sandbox.Limits{})
+		sandboxtest.WantCompleted(t, tz, o, sandboxtest.LocalTimeUTC)
+	}
+}

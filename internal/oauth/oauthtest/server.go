@@ -52,13 +52,15 @@ type Server struct {
 	ASScopes        []string // the server's scopes_supported
 	AuthMethods     []string // token_endpoint_auth_methods_supported (nil: none listed)
 	NoRegistration  bool
-	CIMD            bool   // client_id_metadata_document_supported
-	NoPKCE          bool   // no code_challenge_methods_supported
-	IssParam        bool   // authorization_response_iss_parameter_supported, and iss sent
-	RedirectIss     string // iss sent on the redirect (overrides the real one)
-	NoRedirectIss   bool   // iss never sent on the redirect
-	ExpiresIn       int    // seconds; 0 sends none
-	Rotate          bool   // refresh tokens rotate (a reused one revokes the family)
+	RegisterAnswer  map[string]any // fields set in the registration's answer
+	CIMD            bool           // client_id_metadata_document_supported
+	NoPKCE          bool           // no code_challenge_methods_supported
+	IssParam        bool           // authorization_response_iss_parameter_supported, and iss sent
+	RedirectIss     string         // iss sent on the redirect (overrides the real one)
+	NoRedirectIss   bool           // iss never sent on the redirect
+	ExpiresIn       int            // seconds; 0 sends none
+	AnswerScope     string         // the scope of the token answers ("": the scopes granted)
+	Rotate          bool           // refresh tokens rotate (a reused one revokes the family)
 	NeedScopes      []string
 	AlwaysForbidden bool // 403 insufficient_scope whatever the token
 	ClientID        string
@@ -329,6 +331,7 @@ func (f *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 			out["client_secret"] = f.next("client-secret")
 			out["token_endpoint_auth_method"] = m
 		}
+		maps.Copy(out, f.RegisterAnswer)
 		w.WriteHeader(http.StatusCreated)
 		writeJSON(w, out)
 	case p == f.IssuerPath+"/jwks":
@@ -468,7 +471,7 @@ func (f *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	f.access[access] = scopes
 	f.subjects[access] = subject
-	out := map[string]any{"access_token": access, "token_type": "Bearer", "scope": strings.Join(scopes, " ")}
+	out := map[string]any{"access_token": access, "token_type": "Bearer", "scope": cmp.Or(f.AnswerScope, strings.Join(scopes, " "))}
 	if grant.challenge != "" && slices.Contains(scopes, "openid") {
 		out["id_token"] = f.idTokenLocked(grant)
 	}

@@ -273,3 +273,12 @@ func Closed[E sandbox.Executor](t testing.TB, e E) E {
 	})
 	return e
 }
+
+// LocalTime is a program reading a Date's local time in every way, and
+// LocalTimeUTC its value when local time is UTC, whatever the process's TZ.
+const (
+	LocalTime = `const d = new Date(Date.UTC(2026, 0, 2, 23, 4, 5));
+[d.getHours(), d.getDate(), d.getTimezoneOffset(), d.toString(), d.toTimeString(), d.toLocaleString(),
+ new Date(2026, 0, 2).getTime(), Date.parse("2026-01-02T00:00:00")]`
+	LocalTimeUTC = `[23, 2, 0, "Fri Jan 02 2026 23:04:05 GMT+0000 (UTC)", "23:04:05 GMT+0000 (UTC)", "01/02/2026, 23:04:05", 1767312000000, 1767312000000]`
+)
