@@ -287,16 +287,16 @@ func TestWrongStateRequests(t *testing.T) {
 		want string
 	}{
 		{"approve completed", func() error { _, err := e.rt.Approve(e.ctx, done.ExecutionID, nil); return err },
-			"is completed; only a paused execution can be approved"},
+			"has completed; only a paused execution can be approved"},
 		{"reject completed", func() error { _, err := e.rt.Reject(e.ctx, done.ExecutionID, 0); return err },
-			"is completed; only a paused execution can be rejected"},
+			"has completed; only a paused execution can be rejected"},
 		{"rollback twice", func() error {
 			if _, err := e.rt.Rollback(e.ctx, done.ExecutionID); err != nil {
 				return err
 			}
 			_, err := e.rt.Rollback(e.ctx, done.ExecutionID)
 			return err
-		}, "is rolled_back; only a completed, error, rejected, cancelled or paused execution can be rolled back"},
+		}, "was rolled back; only a completed, error, rejected, cancelled or paused execution can be rolled back"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

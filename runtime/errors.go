@@ -27,6 +27,28 @@ func wrongState(format string, args ...any) error {
 	return refusal(codemode.ErrWrongState, format, args...)
 }
 
+// inState says in words that an execution is in status s, to follow its
+// name in a message: "execution X ended in an error", not "is error".
+func inState(s codemode.ExecStatus) string {
+	switch s {
+	case codemode.StatusCompleted:
+		return "has completed"
+	case codemode.StatusError:
+		return "ended in an error"
+	case codemode.StatusRejected:
+		return "was rejected"
+	case codemode.StatusCancelled:
+		return "was cancelled"
+	case codemode.StatusRolledBack:
+		return "was rolled back"
+	case codemode.StatusRollingBack:
+		return "is rolling back"
+	case codemode.StatusWaiting:
+		return "is waiting for its downstream tasks"
+	}
+	return "is " + s.String() // running, paused
+}
+
 // unknownExecution is the refusal of a request about id, which may be
 // anything a client sent: quoted clipped.
 func unknownExecution(id string) error {

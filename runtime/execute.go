@@ -405,11 +405,11 @@ func (r *Runtime) lostRace(ctx context.Context, id, verb string, err error) (cod
 	if !errors.Is(err, codemode.ErrConflict) {
 		return codemode.Outcome{ExecutionID: id}, err
 	}
-	status := "no longer paused"
+	status := "is no longer paused"
 	if cur, gerr := r.store.GetExecution(ctx, id); gerr == nil {
-		status = "now " + cur.Status.String()
+		status = inState(cur.Status) + " meanwhile"
 	}
-	return codemode.Outcome{ExecutionID: id}, wrongState("execution %s could not be %s: it is %s (another request decided it first)", id, verb, status)
+	return codemode.Outcome{ExecutionID: id}, wrongState("execution %s could not be %s: it %s (another request decided it first)", id, verb, status)
 }
 
 // housekeepingDue counts an Execute at now and reports whether it does
@@ -507,7 +507,7 @@ func (r *Runtime) openExecution(ctx context.Context, id, action string, a access
 		for i, st := range allowed {
 			names[i] = st.String()
 		}
-		return e, nil, wrongState("execution %s is %s; only a %s execution can be %s", id, e.Status, short.OrList(names), action)
+		return e, nil, wrongState("execution %s %s; only a %s execution can be %s", id, inState(e.Status), short.OrList(names), action)
 	}
 	return e, done, nil
 }

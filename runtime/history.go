@@ -92,7 +92,8 @@ func (r *Runtime) ExecutionLog(ctx context.Context, id string, q codemode.LogQue
 
 // DeleteExecution removes an execution and its log. A running or
 // rolling_back one is refused (ErrWrongState); a paused one is rejected
-// first. Applied actions are not reverted: roll back first for that.
+// first, and that rejection is audited as Reject's is (the record outlives
+// the run). Applied actions are not reverted: roll back first for that.
 func (r *Runtime) DeleteExecution(ctx context.Context, id string) error {
 	done, err := r.begin()
 	if err != nil {
@@ -105,10 +106,18 @@ func (r *Runtime) DeleteExecution(ctx context.Context, id string) error {
 	}
 	switch {
 	case e.Status.Claimed():
-		return wrongState("execution %s is %s; it can be deleted once it pauses or ends", id, e.Status)
+		return wrongState("execution %s %s; it can be deleted once it pauses or ends", id, inState(e.Status))
 	case e.Status == codemode.StatusPaused:
-		if err := r.endIdle(ctx, e, codemode.StatusRejected, "rejected: deleted while paused", codemode.PersonFrom(ctx)); err != nil {
+		rec := codemode.AuditRecord{Action: codemode.AuditReject, ExecutionID: id}
+		if pending, err := r.pendingOf(ctx, id); err == nil {
+			rec.Target = targets(pending)
+		}
+		err := r.endIdle(ctx, e, codemode.StatusRejected, "rejected: deleted while paused", codemode.PersonFrom(ctx))
+		if err != nil {
 			_, err = r.lostRace(ctx, id, "deleted", err)
+		}
+		r.audit(ctx, rec, err)
+		if err != nil {
 			return err
 		}
 	}

@@ -148,7 +148,7 @@ func TestPauseApproveRunsSideEffectOnceWithoutRerunningReads(t *testing.T) {
 	if !errors.Is(err, codemode.ErrWrongState) {
 		t.Fatalf("second approve: err = %v, want ErrWrongState", err)
 	}
-	if want := "execution " + o.ExecutionID + " is completed; only a paused execution can be approved"; err.Error() != want {
+	if want := "execution " + o.ExecutionID + " has completed; only a paused execution can be approved"; err.Error() != want {
 		t.Errorf("second approve message = %q, want %q", err, want)
 	}
 	if e.kv.count("put") != 1 || e.effectCount("read") != 1 {

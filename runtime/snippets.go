@@ -68,7 +68,7 @@ func (r *Runtime) SaveSnippet(ctx context.Context, name, executionID, descriptio
 		return codemode.Snippet{}, err
 	}
 	if e.Status != codemode.StatusCompleted {
-		return codemode.Snippet{}, wrongState("execution %s is %s; only a completed execution can be saved as a snippet", executionID, e.Status)
+		return codemode.Snippet{}, wrongState("execution %s %s; only a completed execution can be saved as a snippet", executionID, inState(e.Status))
 	}
 	s := codemode.Snippet{
 		Name:          name,

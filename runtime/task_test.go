@@ -181,7 +181,7 @@ func TestCancelRefusals(t *testing.T) {
 	}
 	done := e.start(`return 1`)
 	e.await(done.ExecutionID, terminal)
-	if _, err := e.rt.Cancel(e.ctx, done.ExecutionID, "x"); !errors.Is(err, codemode.ErrWrongState) || !strings.Contains(err.Error(), "is completed") {
+	if _, err := e.rt.Cancel(e.ctx, done.ExecutionID, "x"); !errors.Is(err, codemode.ErrWrongState) || !strings.Contains(err.Error(), "has completed; only a running, paused or waiting execution can be cancelled") {
 		t.Errorf("Cancel of a completed task: %v", err)
 	}
 	if _, err := e.rt.Cancel(e.ctx, "exec_nope", "x"); !errors.Is(err, codemode.ErrUnknownExecution) {

@@ -55,6 +55,18 @@ func cmdAudit(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
+	if len(recs) == 0 {
+		// (On stderr: stdout stays JSON lines, here none.)
+		what := "no audit records"
+		if q.ExecutionID != "" {
+			what += " about execution " + q.ExecutionID
+		}
+		if *since != "" {
+			what += " since " + q.Since.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(env.Stderr, "codemode-mcp: %s\n", visible.Escape(what))
+		return nil
+	}
 	for _, r := range recs {
 		b, err := json.Marshal(r)
 		if err != nil {

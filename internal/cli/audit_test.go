@@ -10,6 +10,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/cli"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
 
@@ -100,5 +101,63 @@ func TestAuditEscapesHiddenCharacters(t *testing.T) {
 	var got codemode.AuditRecord
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Person.Name != name || !strings.Contains(out, `mallory\u202Eecila`) || strings.ContainsRune(out, '\u202e') {
 		t.Fatalf("audit prints a hidden character raw, or not as \\u202E: %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// An audit query that matches nothing says so on stderr (exit 0: an
+// empty answer is an answer), rather than printing nothing at all.
+func TestAuditSaysWhenNothingMatches(t *testing.T) {
+	cfg := notesConfig(t)
+	code, out, errs := run(t, "", "audit", "--config", cfg, "--run", "exec_nope")
+	if code != cli.ExitOK || out != "" || !strings.Contains(errs, `no audit records about execution exec_nope`) {
+		t.Fatalf("audit --run exec_nope: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, errs = run(t, "", "audit", "--config", cfg, "--since", "1h", "--run", "exec_\u202enope")
+	if code != cli.ExitOK || out != "" || !strings.Contains(errs, `exec_\u202Enope`) || !strings.Contains(errs, "since") {
+		t.Fatalf("audit --since --run: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// The executions table escapes what it reads from the store, the id too
+// (a store another program wrote, or one copied in, is not trusted to hold
+// only ids this server made).
+func TestExecutionsTableEscapesStoredIDs(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	st, err := sqlite.Open(t.Context(), db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &codemode.Execution{ID: "exec_\u202eevil\x1b[2J", Status: codemode.StatusCompleted, CreatedAt: time.Now()}
+	if err := errors.Join(st.CreateExecution(t.Context(), e), st.Close()); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "executions", "--config", notesConfig(t), "--db", db)
+	if code != cli.ExitOK || !strings.Contains(out, `exec_\u202Eevil\u001B[2J`) || strings.ContainsAny(out, "\u202e\x1b") {
+		t.Fatalf("executions prints a stored id raw: %d\n%q\n%s", code, out, errs)
+	}
+}
+
+// Deleting a paused run rejects it first: that rejection is a decision,
+// audited like `approvals reject` (the record outlives the deleted run).
+func TestDeletingAPausedRunAuditsItsRejection(t *testing.T) {
+	cfg := notesConfig(t)
+	code, out, errs := run(t, "", "run", "--config", cfg, "--code", "async () => notes.createNote({ text: 'to delete' })")
+	var paused struct{ Status, ExecutionID string }
+	if err := json.Unmarshal([]byte(out), &paused); err != nil || code != 0 || paused.Status != "paused" {
+		t.Fatalf("run: %d %s %s", code, out, errs)
+	}
+	if code, out, errs := run(t, "", "executions", "delete", paused.ExecutionID, "--config", cfg); code != cli.ExitOK {
+		t.Fatalf("delete: %d %s %s", code, out, errs)
+	}
+	code, out, errs = run(t, "", "audit", "--run", paused.ExecutionID, "--config", cfg)
+	var rej *codemode.AuditRecord
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r codemode.AuditRecord
+		if json.Unmarshal([]byte(line), &r) == nil && r.Action == codemode.AuditReject {
+			rej = &r
+		}
+	}
+	if code != 0 || rej == nil || rej.Outcome != codemode.AuditOK || rej.Target != "notes.createNote" || rej.Person.Subject != codemode.Local.Subject {
+		t.Fatalf("audit after deleting a paused run has no rejection by the command line: %d\n%s\n%s", code, out, errs)
 	}
 }

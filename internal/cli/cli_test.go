@@ -144,9 +144,9 @@ func TestRefusedDecisionPrintsOutcome(t *testing.T) {
 		wantStatus string
 		wantError  string
 	}{
-		{"approve completed", []string{"approve", id}, "completed", "is completed; only a paused execution can be approved"},
-		{"reject completed", []string{"reject", id}, "completed", "is completed"},
-		{"reject completed seq", []string{"reject", id, "1"}, "completed", "is completed"},
+		{"approve completed", []string{"approve", id}, "completed", "has completed; only a paused execution can be approved"},
+		{"reject completed", []string{"reject", id}, "completed", "has completed; only a paused execution can be rejected"},
+		{"reject completed seq", []string{"reject", id, "1"}, "completed", "has completed; only a paused execution can be rejected"},
 		{"approve unknown", []string{"approve", "exec_nope"}, "error", `unknown execution "exec_nope" (list them with: codemode-mcp executions)`},
 		{"rollback unknown", []string{"rollback", "exec_nope"}, "error", `unknown execution "exec_nope" (list them with: codemode-mcp executions)`},
 	}
@@ -175,7 +175,7 @@ func TestRefusedDecisionPrintsOutcome(t *testing.T) {
 	code, out, _ = run(t, "", "approvals", "rollback", id, "--config", cfg)
 	var o struct{ Status, Error string }
 	json.Unmarshal([]byte(out), &o)
-	if code != cli.ExitFailure || o.Status != "rolled_back" || !strings.Contains(o.Error, "is rolled_back") {
+	if code != cli.ExitFailure || o.Status != "rolled_back" || !strings.Contains(o.Error, "was rolled back; only") {
 		t.Fatalf("second rollback: %d\n%s", code, out)
 	}
 }

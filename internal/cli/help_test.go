@@ -152,3 +152,38 @@ func TestAKnownUseWithTheWrongArguments(t *testing.T) {
 		t.Errorf("executions shwo x: exit %d, stderr %q", code, errs)
 	}
 }
+
+// --limit below 1 is refused as the MCP tool refuses it, naming the flag,
+// not read by the store as "no limit" (which listed every execution).
+func TestExecutionsLimitBelowOneIsAUsageError(t *testing.T) {
+	cfg := notesConfig(t)
+	for _, n := range []string{"0", "-5"} {
+		code, out, errs := run(t, "", "executions", "--limit", n, "--config", cfg)
+		if code != cli.ExitUsage || !strings.Contains(errs, "--limit") || out != "" {
+			t.Errorf("--limit %s: exit %d, stdout %q, stderr %q", n, code, out, errs)
+		}
+	}
+}
+
+// snippets save checks its usage (the name, --from, --input-schema)
+// before it opens the store: a usage error exits 2 and creates no file.
+func TestSnippetsSaveUsageBeforeTheStore(t *testing.T) {
+	cfg := notesConfig(t)
+	db := filepath.Join(t.TempDir(), "never.db")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"snippets", "save", "1bad", "--from", "exec_x"}, `invalid snippet name "1bad"`},
+		{[]string{"snippets", "save", "x"}, "--from ID is required"},
+		{[]string{"snippets", "save", "x", "--from", "exec_x", "--input-schema", "{"}, "--input-schema is not valid JSON"},
+	} {
+		code, _, errs := run(t, "", append(c.args, "--config", cfg, "--db", db)...)
+		if code != cli.ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, errs, c.want)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a usage error created the store's file")
+	}
+}

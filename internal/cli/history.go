@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
@@ -123,6 +124,10 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 		// (Before the store is opened: a usage error creates no file.)
 		return unknownUse("executions", pos, []string{"show", "delete"}, "codemode-mcp executions [--limit N] [--status S] | show ID [--seq N [--full]] | delete ID")
 	}
+	if *limit < 1 {
+		// (The store reads a limit of 0 or less as none: it would list every execution.)
+		return usagef("executions: --limit %d is not a positive number", *limit)
+	}
 	eng, stop, err := openApp(ctx, c, log, false)
 	if err != nil {
 		return err
@@ -151,7 +156,9 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 	tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tCREATED\tSTARTED BY\tERROR")
 	for _, e := range execs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Status, e.CreatedAt.Format("2006-01-02 15:04:05"),
+		// Stored text is escaped, the id too:
+		// a store is not trusted to hold only what this server wrote.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", visible.Escape(e.ID), e.Status, e.CreatedAt.Format("2006-01-02 15:04:05"),
 			visible.Escape(short.Clip(e.StartedBy.Display(), 40)), visible.Escape(short.Clip(short.FirstLine(e.Error), 80)))
 	}
 	return tw.Flush()
@@ -248,6 +255,21 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 		// (Before the store is opened: a usage error creates no file.)
 		return unknownUse("snippets", pos, []string{"list", "save", "delete"}, "codemode-mcp snippets list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME")
 	}
+	var in json.RawMessage
+	if pos[0] == "save" {
+		if err := catalog.CheckSnippetName(pos[1]); err != nil {
+			return usagef("snippets save: %w", err)
+		}
+		if *from == "" {
+			return usagef("snippets save: --from ID is required")
+		}
+		if *schema != "" {
+			if !json.Valid([]byte(*schema)) {
+				return usagef("snippets save: --input-schema is not valid JSON")
+			}
+			in = json.RawMessage(*schema)
+		}
+	}
 	eng, stop, err := openApp(ctx, c, log, false)
 	if err != nil {
 		return err
@@ -264,16 +286,6 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 		}
 		return printJSON(env.Stdout, map[string]any{"snippets": sn})
 	case "save":
-		if *from == "" {
-			return usagef("snippets save: --from ID is required")
-		}
-		var in json.RawMessage
-		if *schema != "" {
-			if !json.Valid([]byte(*schema)) {
-				return usagef("snippets save: --input-schema is not valid JSON")
-			}
-			in = json.RawMessage(*schema)
-		}
 		sn, err := eng.SaveSnippet(ctx, pos[1], *from, *desc, in)
 		if err != nil {
 			return err

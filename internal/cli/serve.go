@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"go.opentelemetry.io/otel"
 
 	"github.com/codemode-mcp/codemode-mcp/config"
@@ -140,9 +142,21 @@ func cmdServe(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	a.OnConnectorsChanged(srv.ConnectorsChanged)
 	if cfg.Server.Transport == server.TransportStdio {
 		log.Info("serving MCP", "transport", "stdio", "connectors", len(a.Connectors))
+		if isTerminal(env.Stdin) {
+			// A person typed the command an MCP client starts: else it
+			// just sits there, reading JSON-RPC from the keyboard.
+			fmt.Fprintln(env.Stderr, "codemode-mcp: serve waits for an MCP client on stdin (configure your client to start this command; Ctrl-C ends it; --transport http serves on an address)")
+		}
 		return srv.ServeStdio(ctx, env.Stdin, env.Stdout)
 	}
 	return srv.ServeHTTP(ctx, ln, cfg.Server.Transport)
+}
+
+// isTerminal reports whether r is a terminal (a person typing, not a
+// client's pipe).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
 // startMetrics makes the metrics telemetry.metrics and the environment
