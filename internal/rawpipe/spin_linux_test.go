@@ -47,23 +47,23 @@ func TestPollingReadIsBounded(t *testing.T) {
 // ends that read (once its polling is over) with os.ErrClosed, as it ends
 // a read waiting there.
 func TestCloseEndsPollingRead(t *testing.T) {
-	r, _ := pipePair(t, 100*time.Millisecond)
-	done := make(chan error, 1)
+	// The read is started before Close and polls for 200 ms, so
+	// Close nearly always lands inside its polling; a read that Close beat
+	// must end the same way, so no interleaving makes the test pass wrongly,
+	// and a read that Close does not end hangs it until go test's timeout.
+	r, _ := pipePair(t, 200*time.Millisecond)
+	started, done := make(chan struct{}), make(chan error, 1)
 	go func() {
+		close(started)
 		_, err := r.Read(make([]byte, 16))
 		done <- err
 	}()
-	time.Sleep(10 * time.Millisecond) // the read is polling
+	<-started
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if !errors.Is(err, os.ErrClosed) {
-			t.Fatalf("Read after Close = %v; want os.ErrClosed", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Read still waiting 5 s after Close")
+	if err := <-done; !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("Read after Close = %v; want os.ErrClosed", err)
 	}
 }
 
