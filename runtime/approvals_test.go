@@ -296,7 +296,7 @@ func TestWrongStateRequests(t *testing.T) {
 			}
 			_, err := e.rt.Rollback(e.ctx, done.ExecutionID)
 			return err
-		}, "was rolled back; only a completed, error, rejected, cancelled or paused execution can be rolled back"},
+		}, "was rolled back; only a completed, failed, rejected, cancelled or paused execution can be rolled back"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -506,6 +506,9 @@ func (r *Runtime) openExecution(ctx context.Context, id, action string, a access
 		names := make([]string, len(allowed))
 		for i, st := range allowed {
 			names[i] = st.String()
+			if st == codemode.StatusError {
+				names[i] = "failed" // "a failed execution", not "an error execution"
+			}
 		}
 		return e, nil, wrongState("execution %s %s; only a %s execution can be %s", id, inState(e.Status), short.OrList(names), action)
 	}
