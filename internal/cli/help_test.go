@@ -177,6 +177,7 @@ func TestSnippetsSaveUsageBeforeTheStore(t *testing.T) {
 		{[]string{"snippets", "save", "1bad", "--from", "exec_x"}, `invalid snippet name "1bad"`},
 		{[]string{"snippets", "save", "x"}, "--from ID is required"},
 		{[]string{"snippets", "save", "x", "--from", "exec_x", "--input-schema", "{"}, "--input-schema is not valid JSON"},
+		{[]string{"snippets", "delete", "1bad"}, `snippets delete: invalid snippet name "1bad"`},
 	} {
 		code, _, errs := run(t, "", append(c.args, "--config", cfg, "--db", db)...)
 		if code != cli.ExitUsage || !strings.Contains(errs, c.want) {

@@ -255,11 +255,13 @@ func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) 
 		// (Before the store is opened: a usage error creates no file.)
 		return unknownUse("snippets", pos, []string{"list", "save", "delete"}, "codemode-mcp snippets list | save NAME --from ID [--description D] [--input-schema JSON] | delete NAME")
 	}
+	if pos[0] != "list" {
+		if err := catalog.CheckSnippetName(pos[1]); err != nil {
+			return usagef("snippets %s: %w", pos[0], err)
+		}
+	}
 	var in json.RawMessage
 	if pos[0] == "save" {
-		if err := catalog.CheckSnippetName(pos[1]); err != nil {
-			return usagef("snippets save: %w", err)
-		}
 		if *from == "" {
 			return usagef("snippets save: --from ID is required")
 		}
