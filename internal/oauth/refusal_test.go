@@ -183,3 +183,26 @@ func TestServerScopesAreBounded(t *testing.T) {
 		t.Errorf("%d bytes of log", l)
 	}
 }
+
+// A registration whose client_secret_expires_at is beyond any date (as
+// a number too large for seconds since 1970) is one that does not
+// expire: the next sign-in reuses it rather than registering again.
+func TestAFarClientSecretExpiryIsNotPast(t *testing.T) {
+	for _, at := range []float64{1e19, 9.2e18, 1e300} {
+		t.Run(fmt.Sprint(at), func(t *testing.T) {
+			f := oauthtest.New(t)
+			f.AuthMethods = []string{"client_secret_basic"} // the registration gets a secret
+			f.RegisterAnswer = map[string]any{"client_secret_expires_at": at}
+			e := newEnv(t)
+			s := e.session(f, Config{})
+			for range 2 {
+				if _, err := signIn(t, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if regs, _, _, _ := f.Snapshot(); regs != 1 {
+				t.Errorf("two sign-ins registered %d clients; want 1 (the secret does not expire)", regs)
+			}
+		})
+	}
+}
