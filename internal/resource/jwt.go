@@ -88,12 +88,12 @@ func (s *keySet) find(h jws.Header) (crypto.PublicKey, bool) {
 
 // key returns the issuer's key that signed a token (what names it) with
 // header h. Keys are fetched on first use, when they are older than
-// KeysMaxAge, and when h names a key id they lack; every fetch but the first good one waits
-// RefetchInterval after the last (a flood of tokens with made-up key
-// ids, or an issuer whose keys cannot be fetched, costs the issuer one
-// request each interval, and the tokens meanwhile get the old keys or
-// the last failure); a token the old keys serve does not wait for a
-// fetch another token started.
+// KeysMaxAge, and when h names a key id they lack; every fetch but the
+// first good one waits RefetchInterval after the last (a flood of tokens
+// with made-up key ids, or an issuer whose keys cannot be fetched, costs
+// the issuer one request each interval, and its metadata another, and
+// the tokens meanwhile get the old keys or the last failure); a token
+// the old keys serve does not wait for a fetch another token started.
 func (v *Validator) key(ctx context.Context, h jws.Header, what string) (crypto.PublicKey, error) {
 	now := v.cfg.Now()
 	v.mu.Lock()
@@ -121,7 +121,9 @@ func (v *Validator) key(ctx context.Context, h jws.Header, what string) (crypto.
 // ones when the fetch failed and there are some). Unless wait is set (the
 // caller lacks its key), it returns nil at once when another Validate is
 // fetching them: a caller the old keys serve does not wait on a slow
-// issuer.
+// issuer. It reads the metadata first when it is KeysMaxAge old, or
+// RefetchInterval old for a caller lacking its key (the issuer may have
+// moved its keys to another jwks_uri).
 func (v *Validator) fetchKeys(ctx context.Context, fetches int, wait bool) (*keySet, error) {
 	if wait {
 		v.fetchMu.Lock()
@@ -137,7 +139,7 @@ func (v *Validator) fetchKeys(ctx context.Context, fetches int, wait bool) (*key
 	v.mu.Unlock()
 	maxAge := KeysMaxAge
 	if wait {
-		maxAge = RefetchInterval // (the issuer may have moved its keys)
+		maxAge = RefetchInterval
 	}
 	meta, err := v.metadata(ctx, maxAge)
 	if err != nil {
