@@ -206,3 +206,31 @@ func TestAFarClientSecretExpiryIsNotPast(t *testing.T) {
 		})
 	}
 }
+
+// A registration whose answer gives the client an authentication method
+// this client cannot use (a private_key_jwt without a key, a TLS client
+// certificate) is refused at once, naming the method, and not kept: the
+// sign-in does not go to the browser only to fail at the code's exchange,
+// nor does every later sign-in reuse it.
+func TestRegistrationWithAnUnusableAuthMethodIsRefused(t *testing.T) {
+	for _, method := range []string{"private_key_jwt", "tls_client_auth"} {
+		t.Run(method, func(t *testing.T) {
+			f := oauthtest.New(t)
+			f.AuthMethods = []string{"client_secret_basic"} // the registration gets a secret
+			f.RegisterAnswer = map[string]any{"token_endpoint_auth_method": method}
+			e := newEnv(t)
+			s := e.session(f, Config{})
+			a, err := s.BeginSignIn(context.Background())
+			if a != nil {
+				a.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), method) {
+				t.Fatalf("sign-in with a registration for %s: %v; want it refused, naming the method", method, err)
+			}
+			f.Set(func(f *oauthtest.Server) { f.RegisterAnswer = nil })
+			if _, err := signIn(t, s); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -134,6 +134,10 @@ func (s *Session) register(ctx context.Context, d *discovery, redirect string, s
 	case r.AuthMethod == "":
 		// A secret without a method: as the server supports.
 		r.AuthMethod = chooseAuthMethod(d.meta.TokenEndpointAuthMethodsSupported, true)
+	case r.AuthMethod != authBasic && r.AuthMethod != authPost && r.AuthMethod != authNone:
+		// (private_key_jwt without a key, a TLS client certificate: every
+		// sign-in with it would fail at the code's exchange.)
+		return nil, s.errorf("the registration endpoint registered a client that authenticates by %q, which this client cannot (%s, %s or %s)", clean(r.AuthMethod, 64), authBasic, authPost, authNone)
 	}
 	// (0 says never; so does a date past 9999, which time.Unix would
 	// wrap around into the past: every sign-in would register again.)
