@@ -40,10 +40,7 @@ func (f *fitter) fit(v value, b int, chain []value) {
 func (f *fitter) fitSeq(v value, b int, chain []value) {
 	mark := len(f.kids)
 	kept, c, chain := f.plan(v, b, chain)
-	open, end := byte('['), byte(']')
-	if v.kind == kindObj {
-		open, end = '{', '}'
-	}
+	open, end := f.src[v.pos], f.src[v.end-1] // its brackets
 	f.out = append(f.out, open)
 	for i, kid := range kept {
 		if i > 0 {
