@@ -117,22 +117,17 @@ const (
 // tsconfig is the configuration of every check: strict, no output, and no
 // file but the two given (noResolve: imports, import types and reference
 // directives add nothing; types: no automatic @types); listFiles makes
-// the checker say what it read.
-var tsconfig = func() []byte {
-	b, err := json.Marshal(map[string]any{
-		"compilerOptions": map[string]any{
-			"strict": true, "noEmit": true, "pretty": false,
-			"target": "es2022", "lib": []string{"es2022"}, "module": "esnext",
-			"skipLibCheck": true, "noResolve": true, "types": []string{},
-			"listFiles": true,
-		},
-		"files": []string{declsFile, programFile},
-	})
-	if err != nil {
-		panic(err)
-	}
-	return b
-}()
+// the checker say what it read. (Maps of strings, booleans and lists of
+// strings always encode: no error to check.)
+var tsconfig, _ = json.Marshal(map[string]any{
+	"compilerOptions": map[string]any{
+		"strict": true, "noEmit": true, "pretty": false,
+		"target": "es2022", "lib": []string{"es2022"}, "module": "esnext",
+		"skipLibCheck": true, "noResolve": true, "types": []string{},
+		"listFiles": true,
+	},
+	"files": []string{declsFile, programFile},
+})
 
 // Check type-checks code (a program in any shape the sandbox accepts)
 // against declarations (every connector and the codemode global, as
@@ -302,10 +297,7 @@ func parseDiagnostics(output, file string) []string {
 		}
 		l, _ := strconv.Atoi(m[2])
 		col, _ := strconv.Atoi(m[3])
-		l -= wrapLines
-		if l < 1 {
-			l = 1
-		}
+		l = max(1, l-wrapLines)
 		out = append(out, fmt.Sprintf("line %d:%d: %s (%s)", l, col, m[5], m[4]))
 		last = len(out) - 1
 	}
