@@ -114,13 +114,7 @@ func canonicalRef(ref string) string {
 	if !ok {
 		return ref
 	}
-	var b strings.Builder
-	b.WriteByte('#')
-	for _, t := range toks {
-		b.WriteByte('/')
-		b.WriteString(jsonref.Escape(t))
-	}
-	return b.String()
+	return "#" + jsonref.Join(toks)
 }
 
 // inContainer reports whether a local reference, canonical or not, points

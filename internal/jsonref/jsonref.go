@@ -61,6 +61,18 @@ func Split(ptr string) ([]string, bool) {
 	return toks, true
 }
 
+// Join writes decoded tokens as a JSON pointer (RFC 6901, as Split reads
+// it): each escaped and preceded by "/"; no tokens is "" (the whole
+// document).
+func Join(toks []string) string {
+	var b strings.Builder
+	for _, t := range toks {
+		b.WriteByte('/')
+		b.WriteString(Escape(t))
+	}
+	return b.String()
+}
+
 // Unescape decodes a JSON pointer token ("a~1b" is "a/b"); a token
 // without '~', the usual one, is returned as it is, without allocating.
 func Unescape(tok string) string {
