@@ -5,6 +5,7 @@
 package jsontext
 
 import (
+	"encoding/hex"
 	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -332,19 +333,7 @@ func hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
+	var h [2]byte
+	_, err := hex.Decode(h[:], b[:4])
+	return rune(h[0])<<8 | rune(h[1]), err == nil
 }
