@@ -438,12 +438,7 @@ func (sns *Snippets) index(ctx context.Context, base *searchIndex) (*searchIndex
 	}
 	var key strings.Builder
 	for _, sn := range snips {
-		key.WriteString(sn.Name)
-		key.WriteByte(0)
-		key.WriteString(sn.Description)
-		key.WriteByte(0)
-		key.Write(sn.InputSchema)
-		key.WriteByte(0)
+		fmt.Fprintf(&key, "%s\x00%s\x00%s\x00", sn.Name, sn.Description, sn.InputSchema)
 	}
 	cur := sns.last.Load()
 	if cur != nil && cur.key == key.String() && cur.base == base {
