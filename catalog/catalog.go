@@ -16,7 +16,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -548,10 +550,7 @@ func (c *Catalog) sandboxGlobals() []sandbox.Global {
 			g.Unavailable = s.Err.Error()
 		default:
 			g.Forward = s.Source.ForwardUnknown
-			for _, t := range s.Methods {
-				g.Methods = append(g.Methods, t.Def.Name)
-			}
-			sort.Strings(g.Methods)
+			g.Methods = slices.Sorted(maps.Keys(s.byName)) // names are unique (connectors.Connector.Tools)
 		}
 		gs = append(gs, g)
 	}
