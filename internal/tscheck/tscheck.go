@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -236,13 +237,7 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 // is dropped.
 func wrap(code string) string {
 	lines := strings.Split(code, "\n")
-	first := -1
-	for i, l := range lines {
-		if strings.TrimSpace(l) != "" {
-			first = i
-			break
-		}
-	}
+	first := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) != "" })
 	if first >= 0 && strings.HasPrefix(strings.TrimSpace(lines[first]), "```") {
 		lines[first] = ""
 		for i := len(lines) - 1; i > first; i-- {
