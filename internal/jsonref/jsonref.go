@@ -123,15 +123,7 @@ func Pointer(root any, frag string) (any, bool) {
 // digits without a leading zero ("0", "17"; not "01", "+1" or "-0", which
 // strconv would take).
 func IsIndex(tok string) bool {
-	if tok == "" || (tok[0] == '0' && len(tok) > 1) {
-		return false
-	}
-	for i := 0; i < len(tok); i++ {
-		if tok[i] < '0' || tok[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return tok != "" && strings.Trim(tok, "0123456789") == "" && (tok[0] != '0' || len(tok) == 1)
 }
 
 // maxFollow bounds a chain of references Follow walks.
