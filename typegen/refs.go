@@ -121,12 +121,7 @@ func canonicalRef(ref string) string {
 // into a definition container.
 func inContainer(ref string) bool {
 	ref = canonicalRef(ref)
-	for _, k := range containers {
-		if strings.HasPrefix(ref, "#/"+k+"/") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(containers, func(k string) bool { return strings.HasPrefix(ref, "#/"+k+"/") })
 }
 
 // sharedKey hashes the definition containers of a root schema when they are
