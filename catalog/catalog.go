@@ -665,10 +665,7 @@ func Nearest(want string, names []string, n int) []string {
 		}
 		return d
 	})
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
+	return out[:min(n, len(out))]
 }
 
 // maxForwardedName bounds the name of a method called without being
