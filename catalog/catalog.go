@@ -10,6 +10,7 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -237,10 +238,7 @@ func (c *Catalog) Build(ctx context.Context, src Source) *Connector {
 	s.noApprove, s.noApprovePaths = splitGlobs(src.NoApprove)
 	defs, err := src.Connector.Tools(ctx)
 	s.Caps = src.Connector.Capabilities() // after Tools, so that they agree
-	s.Description = src.Description
-	if s.Description == "" {
-		s.Description = sc.String(s.Caps.Description)
-	}
+	s.Description = cmp.Or(src.Description, sc.String(s.Caps.Description))
 	s.fingerprint = sync.OnceValue(func() string { return fingerprint(defs, s.defs) })
 	s.shared = sync.OnceValue(s.decodeShared)
 	s.decls = sync.OnceValue(func() string { return typegen.Declarations(s.typegen()) })
