@@ -176,9 +176,7 @@ type Catalog struct {
 // globs and revert functions. A source whose Tools fails is kept with its
 // error; bad configuration (duplicate names, malformed globs) is an error.
 func New(ctx context.Context, sources []Source, opts Options) (*Catalog, error) {
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	c := &Catalog{opts: opts, byName: map[string]*Connector{}}
 	var names []string
 	for i, src := range sources {

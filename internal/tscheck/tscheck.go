@@ -24,6 +24,7 @@ package tscheck
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,10 +84,7 @@ func Find(log *slog.Logger) (*Checker, error) {
 }
 
 func newChecker(bin string, log *slog.Logger) *Checker {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Checker{bin: bin, log: log, slots: make(chan struct{}, maxRunning)}
+	return &Checker{bin: bin, log: cmp.Or(log, slog.New(slog.DiscardHandler)), slots: make(chan struct{}, maxRunning)}
 }
 
 // ambient declares what the sandbox gives a program besides the
