@@ -53,15 +53,15 @@ type parser[V any] struct {
 	vals []V
 }
 
-func (p *parser[V]) space() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
+func (p *parser[V]) space() { p.i = SkipSpace(p.b, p.i) }
+
+// SkipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
+	return i
 }
 
 // value reads the value at p.i; depth is how many arrays and objects
