@@ -228,7 +228,7 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.Reverse(paused) // listed newest first
-	runs, err := c.runViews(ctx, paused, 0, codemode.LogQuery{})
+	runs, err := c.runViews(ctx, paused, 0, codemode.LogQuery{Preview: previewChars})
 	if err != nil {
 		c.failed(w, r, "reading a run", err)
 		return
@@ -351,7 +351,8 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, sta
 
 // valuePage downloads one value of a run whole, as it is logged: part
 // ("args", "result" or "error") of call seq, or with no seq the run's
-// result. It is how a value the pages show cut is read in full (a value
+// ("result", "error", "code": its program, or "logs": its console
+// output). It is how a value the pages show cut is read in full (a value
 // is at most what the log keeps of one, 1 MiB by default).
 func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
 	id, q := r.PathValue("id"), r.URL.Query()
@@ -361,8 +362,8 @@ func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
 		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %s is not a call number", short.Quote(q.Get("seq"))))
 		return
 	}
-	if !(part == "result" || seq > 0 && (part == "args" || part == "error")) {
-		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("part %s: want args, result or error of a call (seq=N), or result of the run", short.Quote(part)))
+	if !(seq == 0 && (part == "result" || part == "error" || part == "code" || part == "logs") || seq > 0 && (part == "args" || part == "result" || part == "error")) {
+		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("part %s: want args, result or error of a call (seq=N), or result, error, code or logs of the run", short.Quote(part)))
 		return
 	}
 	body, name, err := c.value(r.Context(), id, seq, part)
@@ -375,7 +376,7 @@ func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctype, ext := "application/json", ".json"
-	if part == "error" {
+	if part != "args" && part != "result" {
 		ctype, ext = "text/plain; charset=utf-8", ".txt"
 	}
 	w.Header().Set("Content-Type", ctype)
@@ -389,10 +390,17 @@ func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
 func (c *Console) value(ctx context.Context, id string, seq int, part string) ([]byte, string, error) {
 	if seq == 0 {
 		e, _, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{Limit: 1, Preview: -1})
-		if err != nil || e.Status != codemode.StatusCompleted {
+		if err != nil {
 			return nil, "", err
 		}
-		return rawOrNull(e.Result), e.ID + "-result", nil
+		v := map[string][]byte{"error": []byte(e.Error), "code": []byte(e.Code), "logs": []byte(strings.Join(e.Logs, "\n"))}[part]
+		if part == "result" && e.Status == codemode.StatusCompleted {
+			v = rawOrNull(e.Result)
+		}
+		if len(v) == 0 {
+			return nil, "", nil
+		}
+		return v, e.ID + "-" + part, nil
 	}
 	e, log, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{After: seq - 1, Limit: 1})
 	if err != nil || len(log) == 0 || log[0].Seq != seq {

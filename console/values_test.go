@@ -89,7 +89,8 @@ func TestLongValuesAreShownCutAndDownloadWhole(t *testing.T) {
 	for path, want := range map[string]int{
 		"/runs/" + id + "/value?part=args&seq=1":   http.StatusNotFound, // a step has no arguments
 		"/runs/" + id + "/value?part=result&seq=9": http.StatusNotFound,
-		"/runs/" + id + "/value?part=code":         http.StatusBadRequest,
+		"/runs/" + id + "/value?part=program":      http.StatusBadRequest,
+		"/runs/" + id + "/value?part=code&seq=1":   http.StatusBadRequest, // a call has no program
 		"/runs/" + id + "/value?part=args":         http.StatusBadRequest,
 		"/runs/" + id + "/value?part=result&seq=x": http.StatusBadRequest,
 		"/runs/exec_none/value?part=result":        http.StatusNotFound,
@@ -191,5 +192,52 @@ func TestDeepValuesAreShownAsText(t *testing.T) {
 	shallow := e.run(`async () => [["core"]]`, codemode.StatusCompleted)
 	if p := b.get("/runs/" + shallow); !strings.Contains(p.body, `<span class="js">&#34;core&#34;</span>`) {
 		t.Errorf("a shallow value is not laid out:\n%s", p.body)
+	}
+}
+
+// A run's error is cut as a call's is (8,000 characters on its page,
+// 1,000 in the list of runs), and its program and console output past
+// 20,000 characters, on its page and among the pending actions, each
+// with its size and a link that downloads it whole: a program's 1 MiB
+// of hidden characters, or the error it throws, is not a page of tens of
+// megabytes (and, in the list, as many times over as it has runs).
+func TestLongProgramsErrorsAndOutputAreShownCut(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	tail := " // " + strings.Repeat("\u200b", 30000) + "CODEEND"
+	id := e.run(`async () => { console.log("L".repeat(30000) + "LOG" + "END"); throw new Error("E".repeat(30000) + "ERR" + "END") }`+tail, codemode.StatusError)
+	paused := e.run(`async () => { const n = await notes.createNote({ text: "x" }); return n.id }`+tail, codemode.StatusPaused)
+
+	for _, tt := range []struct {
+		path  string
+		shown []string // what each cut note says is shown
+	}{
+		{"/runs/" + id, []string{"8000 characters of 29.3 KiB", "20,000 characters of 29.3 KiB", "20,000 characters of 88 KiB"}},
+		{"/runs", []string{"1000 characters of 29.3 KiB"}},
+		{"/runs/" + paused, []string{"20,000 characters of 88 KiB"}},
+		{"/", []string{"20,000 characters of 88 KiB"}},
+	} {
+		p := b.get(tt.path)
+		for _, end := range []string{"LOGEND", "ERREND", "CODEEND"} {
+			if strings.Contains(p.body, end) {
+				t.Errorf("%s shows what comes after the cut (%s): %d bytes", tt.path, end, len(p.body))
+			}
+		}
+		for _, shown := range tt.shown {
+			if !strings.Contains(p.body, "Cut: the first "+shown+" are shown.") {
+				t.Errorf("%s: no cut note for the first %s", tt.path, shown)
+			}
+		}
+		links := hrefRe.FindAllStringSubmatch(p.body, -1)
+		if len(links) != len(tt.shown) {
+			t.Fatalf("%s: %d download links, want %d", tt.path, len(links), len(tt.shown))
+		}
+		for _, m := range links {
+			d := b.get(html.UnescapeString(m[1]))
+			if d.status != http.StatusOK || !strings.Contains(d.body, "END") {
+				t.Errorf("%s: %s downloads %d, %d bytes, not the whole", tt.path, m[1], d.status, len(d.body))
+			}
+		}
 	}
 }
