@@ -375,12 +375,17 @@ func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
 		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("Run %s has no such value (%s of call %d).", id, part, seq))
 		return
 	}
-	ctype, ext := "application/json", ".json"
-	if part != "args" && part != "result" {
-		ctype, ext = "text/plain; charset=utf-8", ".txt"
+	if part == "args" || part == "result" {
+		download(w, body, name+".json", "application/json")
+	} else {
+		download(w, body, name+".txt", "text/plain; charset=utf-8")
 	}
+}
+
+// download answers with body, of type ctype, as a file named name.
+func download(w http.ResponseWriter, body []byte, name, ctype string) {
 	w.Header().Set("Content-Type", ctype)
-	w.Header().Set("Content-Disposition", `attachment; filename="`+unsafeInFileName.ReplaceAllString(name, "_")+ext+`"`)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+unsafeInFileName.ReplaceAllString(name, "_")+`"`)
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	_, _ = w.Write(body)
 }
@@ -434,7 +439,7 @@ func rawOrNull(v json.RawMessage) json.RawMessage {
 // unsafeInFileName are the characters of a download's name that are not
 // safe in a file name (ids are "exec_" and hex digits; an id from an
 // older store could be anything).
-var unsafeInFileName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+var unsafeInFileName = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
 
 func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 	list, err := c.eng.Snippets(r.Context())
@@ -444,10 +449,12 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	p := &page{Title: "Snippets", Nav: "snippets"}
 	for _, s := range list {
+		code := s.Code[:runeOffset(s.Code, textChars)]
 		p.Snippets = append(p.Snippets, snippetView{
 			Name:          visible.Segments(s.Name),
 			Description:   visible.Segments(s.Description),
-			Code:          codeView(s.Code, nil),
+			Code:          codeView(code, nil),
+			CodeCut:       cutNote(code, len(s.Code), "/snippets/"+url.PathEscape(s.Name)+"/code"),
 			InputSchema:   jsonView("snippet-"+s.Name+"-schema", s.InputSchema),
 			Connectors:    strings.Join(s.Connectors, ", "),
 			FromExecution: s.FromExecution,
@@ -456,6 +463,22 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	c.render(w, r, http.StatusOK, "snippets", p)
+}
+
+// snippetCode downloads a snippet's code whole.
+func (c *Console) snippetCode(w http.ResponseWriter, r *http.Request) {
+	list, err := c.eng.Snippets(r.Context())
+	if err != nil {
+		c.failed(w, r, "listing snippets", err)
+		return
+	}
+	name := r.PathValue("name")
+	i := slices.IndexFunc(list, func(s codemode.Snippet) bool { return s.Name == name })
+	if i < 0 {
+		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("There is no snippet %s (it may have been deleted).", short.Quote(name)))
+		return
+	}
+	download(w, []byte(list[i].Code), name+".js", "text/plain; charset=utf-8")
 }
 
 // review decides about a paused run's pending actions as the form showed

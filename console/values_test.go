@@ -241,3 +241,59 @@ func TestLongProgramsErrorsAndOutputAreShownCut(t *testing.T) {
 		}
 	}
 }
+
+// The outcome shown once after an approval is cut as the run's page is:
+// its result and error at 8,000 characters, each with a download of the
+// whole, instead of repeating them whole above the run's own (cut) copy.
+func TestADecisionsOutcomeIsShownCut(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	for _, end := range []string{
+		`return "R".repeat(30000) + "OUT" + "END"`,
+		`throw new Error("E".repeat(30000) + "OUT" + "END")`,
+	} {
+		id := e.run(`async () => { await notes.createNote({ text: "x" }); `+end+` }`, codemode.StatusPaused)
+		csrf, digest := form(t, b.get("/runs/"+id), id)
+		if p := b.do("POST", "/runs/"+id+"/approve", url.Values{"csrf": {csrf}, "digest": {digest}}, nil); p.status != http.StatusSeeOther {
+			t.Fatalf("approve: %d", p.status)
+		}
+		p := b.get("/runs/" + id)
+		if !strings.Contains(p.body, `class="outcome"`) {
+			t.Fatalf("%s: the page after the approval shows no outcome", end)
+		}
+		if strings.Contains(p.body, "OUTEND") {
+			t.Errorf("%s: the outcome is shown whole: %d bytes", end, len(p.body))
+		}
+		if n := strings.Count(p.body, "Cut: the first 8000 characters of "); n != 2 {
+			t.Errorf("%s: %d cut notes, want 2 (the outcome's and the run's)", end, n)
+		}
+	}
+}
+
+// A snippet's code is cut as a run's program is (20,000 characters),
+// with a link that downloads it whole.
+func TestLongSnippetsAreShownCut(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	code := `async () => 1 // ` + strings.Repeat("\u200b", 30000) + "CODEEND"
+	id := e.run(code, codemode.StatusCompleted)
+	if _, err := e.rt.SaveSnippet(e.ctx, "long", id, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	p := b.get("/snippets")
+	if strings.Contains(p.body, "CODEEND") || !strings.Contains(p.body, "Cut: the first 20,000 characters of 87.9 KiB are shown.") {
+		t.Fatalf("the snippet's code is not shown cut: %d bytes", len(p.body))
+	}
+	m := regexp.MustCompile(`<a href="(/snippets/[^"]+)" download>`).FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatal("no download link")
+	}
+	if d := b.get(m[1]); d.status != http.StatusOK || d.body != code {
+		t.Errorf("the download gives %d, %d bytes; want the code whole (%d bytes)", d.status, len(d.body), len(code))
+	}
+	if d := b.get("/snippets/none/code"); d.status != http.StatusNotFound {
+		t.Errorf("an unknown snippet's code: %d", d.status)
+	}
+}

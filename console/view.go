@@ -230,8 +230,8 @@ const (
 	// listCalls is how many calls of each run the list of runs shows.
 	listCalls = 20
 	// textChars is what a run's page and the pending actions show of its
-	// program, and a run's page of its console output (line breaks
-	// count).
+	// program, a run's page of its console output (line breaks count),
+	// and the snippets of a snippet's code.
 	textChars = 20000
 )
 
@@ -483,12 +483,13 @@ func (c *Console) approvalView(pending []codemode.PendingAction) *runView {
 	return v
 }
 
-// outcomeView is the outcome of a decision, shown once after it.
+// outcomeView is the outcome of a decision, shown once after it, its
+// values cut as the run's page cuts them.
 type outcomeView struct {
 	Verb    string
 	Status  string
-	Result  *jsonNode
-	Error   []visible.Segment
+	Result  *valueView
+	Error   *valueView
 	Pending []actionView
 	// A rollback's report.
 	Reverted, UnknownReverted []int
@@ -497,22 +498,22 @@ type outcomeView struct {
 }
 
 func newOutcomeView(f *flash) *outcomeView {
-	o := f.outcome
+	o, id := f.outcome, f.outcome.ExecutionID
 	v := &outcomeView{
 		Verb:            f.verb,
 		Status:          o.Status.String(),
-		Error:           visible.Segments(o.Error),
+		Error:           logValue(id+"-outcome-error", o.Error, false, len(o.Error), previewChars, valueHref(id, 0, "error")),
 		Reverted:        o.Reverted,
 		UnknownReverted: o.UnknownReverted,
 		Failures:        o.Failures,
 		NotReverted:     o.NotReverted,
 	}
 	if o.Status == codemode.StatusCompleted {
-		v.Result = jsonView(o.ExecutionID+"-outcome", o.Result)
+		v.Result = logValue(id+"-outcome", string(o.Result), true, len(o.Result), previewChars, valueHref(id, 0, "result"))
 	}
 	for _, p := range o.Pending {
 		v.Pending = append(v.Pending, actionView{Seq: p.Seq, Connector: visible.Segments(p.Connector), Method: visible.Segments(p.Method),
-			Args:   &valueView{ID: fmt.Sprintf("%s-outcome-%d", o.ExecutionID, p.Seq), JSON: jsonView(fmt.Sprintf("%s-outcome-%d", o.ExecutionID, p.Seq), p.Args)},
+			Args:   logValue(fmt.Sprintf("%s-outcome-%d", id, p.Seq), string(p.Args), true, len(p.Args), previewChars, valueHref(id, p.Seq, "args")),
 			SignIn: p.Awaits == codemode.AwaitsSignIn, SignInWhy: visible.Segments(p.Reason)})
 	}
 	return v
@@ -523,6 +524,7 @@ type snippetView struct {
 	Name          []visible.Segment
 	Description   []visible.Segment
 	Code          []codeLine
+	CodeCut       *valueView // says Code is its first textChars characters (nil: all of it)
 	InputSchema   *jsonNode
 	Connectors    string
 	FromExecution string
