@@ -41,6 +41,9 @@ type page struct {
 	Refresh string
 	// Decided is a brief outcome of a decision about another's run.
 	Decided *briefView
+	// More counts the paused runs the pending actions leave out
+	// (maxPendingRuns).
+	More int
 
 	Runs     []*runView
 	Run      *runView
@@ -204,7 +207,8 @@ func (c *Console) runViews(ctx context.Context, list []*codemode.Execution, n in
 
 // pendingPage lists the paused runs, oldest first (a new pause is added
 // below the others: it never moves what is under the pointer), with their
-// pending actions and the buttons to decide.
+// pending actions and the buttons to decide; at most maxPendingRuns of
+// them, saying how many more wait.
 //
 // A person signed in through the issuer sees their own paused runs (with
 // codemode:run) and, as an approver (codemode:approve), the actions of
@@ -228,7 +232,8 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.Reverse(paused) // listed newest first
-	runs, err := c.runViews(ctx, paused, 0, codemode.LogQuery{Preview: previewChars})
+	p.More = max(len(paused)-maxPendingRuns, 0)
+	runs, err := c.runViews(ctx, paused[:len(paused)-p.More], 0, codemode.LogQuery{Preview: previewChars})
 	if err != nil {
 		c.failed(w, r, "reading a run", err)
 		return
@@ -240,7 +245,9 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 			c.failed(w, r, "listing the pending actions", err)
 			return
 		}
-		p.Runs = append(p.Runs, others...)
+		room := max(maxPendingRuns-len(p.Runs), 0)
+		p.More += max(len(others)-room, 0)
+		p.Runs = append(p.Runs, others[:min(len(others), room)]...)
 	}
 	c.render(w, r, http.StatusOK, "pending", p)
 }
@@ -271,6 +278,10 @@ const (
 	defaultRuns = 50
 	maxRuns     = 500
 )
+
+// maxPendingRuns bounds the paused runs the pending actions show (the
+// oldest; the page says how many more wait).
+const maxPendingRuns = 50
 
 // runsPage is the audit trail: runs newest first (filtered by status),
 // each with its first calls.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/console"
 )
 
 // run executes a program to its end and returns its execution id.
@@ -295,5 +296,30 @@ func TestLongSnippetsAreShownCut(t *testing.T) {
 	}
 	if d := b.get("/snippets/none/code"); d.status != http.StatusNotFound {
 		t.Errorf("an unknown snippet's code: %d", d.status)
+	}
+}
+
+// The pending actions list at most MaxPendingRuns paused runs, the
+// oldest, and say how many more wait: a client that leaves thousands of
+// runs paused does not make a page of all of them (each with its program
+// and arguments), which the console would read and send again whenever
+// one changes.
+func TestThePendingListIsBounded(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	var ids []string
+	for i := range console.MaxPendingRuns + 2 {
+		ids = append(ids, e.pause(fmt.Sprint("note ", i)))
+	}
+	p := b.get("/")
+	if n := strings.Count(p.body, `<article class="run"`); n != console.MaxPendingRuns {
+		t.Errorf("the page lists %d paused runs, want %d", n, console.MaxPendingRuns)
+	}
+	if !strings.Contains(p.body, `id="run-`+ids[0]+`"`) || strings.Contains(p.body, `id="run-`+ids[len(ids)-1]+`"`) {
+		t.Errorf("the page does not list the oldest paused runs")
+	}
+	if !strings.Contains(p.body, "2 more paused runs wait") {
+		t.Errorf("the page does not say how many more wait")
 	}
 }
