@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -687,6 +688,33 @@ func TestParseRefusesDeepNestingEarly(t *testing.T) {
 		{"flow sequences", strings.Repeat("[", n) + strings.Repeat("]", n), "x.yaml:1:65: nesting deeper than 64 levels"},
 		{"flow mappings", "a: " + strings.Repeat("{b: ", n/4) + strings.Repeat("}", n/4), "x.yaml:1:260: nesting deeper than 64 levels"},
 		{"block sequences on a line", "a:\n  " + strings.Repeat("- ", n) + "x\n", "x.yaml:2:131: nesting deeper than 64 levels"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.src), "x.yaml")
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("got %.200v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// A file of a great many keys or values, within the size bound, is refused
+// at the first key or token past the bound before the YAML parser sees it:
+// its time grows with the square of one mapping's keys (a 256 KiB mapping
+// took 39 s) and with the number of tokens (a 4 MiB sequence took most of a
+// minute).
+func TestParseRefusesWideFilesEarly(t *testing.T) {
+	lines := func(n int, format string) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, format, i)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct{ name, src, want string }{
+		{"keys of one mapping", lines(1<<15, "k%d: v\n"), "x.yaml:4097:6: more than 4096 keys: a configuration holds a few hundred; is this the right file?"},
+		{"keys of a flow mapping", "{" + lines(1<<15, "k%d: 1, ") + "z: 1}", "x.yaml:1:39857: more than 4096 keys: a configuration holds a few hundred; is this the right file?"},
+		{"values of a sequence", "a:\n" + strings.Repeat("- 1\n", 1<<17), "x.yaml:32769:1: more than 65536 YAML tokens (names, values, punctuation): a configuration holds a few thousand; is this the right file?"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.src), "x.yaml")
