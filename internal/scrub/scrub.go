@@ -503,8 +503,11 @@ func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	// Fast path: without a backslash, every string's text is in raw as it
-	// decodes, so no form of a secret in raw means none in any string.
-	if bytes.IndexByte(raw, '\\') < 0 && !hasForm(fs, raw) {
+	// decodes, so no form of a secret in raw means none in any string. A
+	// string of valid JSON holds no line break, so base64 wrapped into
+	// lines (see unwrapBase64) is not JSON: raw is checked for it then.
+	clean := bytes.IndexByte(raw, '\\') < 0 && !hasForm(fs, raw)
+	if clean && bytes.IndexByte(raw, '\n') < 0 {
 		return raw
 	}
 	if !json.Valid(raw) {
@@ -513,6 +516,9 @@ func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 			b, _ := json.Marshal(c)
 			return b
 		}
+		return raw
+	}
+	if clean {
 		return raw
 	}
 	// Outside strings valid JSON has no quote, so each quote opens a

@@ -457,6 +457,10 @@ func TestWrappedBase64(t *testing.T) {
 			if !s.Contains(text) || !strings.Contains(got, Placeholder) {
 				t.Errorf("width %d, %d bytes before: nothing scrubbed in %q", w.width, before, text)
 			}
+			// Not JSON (a downstream's answer may be any text): as String.
+			if j, want := s.JSON(json.RawMessage(text)), marshal(got); string(j) != string(want) {
+				t.Errorf("width %d, %d bytes before: JSON(%q) = %s, want %s", w.width, before, text, j, want)
+			}
 			for _, piece := range strings.Split(strings.NewReplacer("\r", "", "\n", "").Replace(got), Placeholder) {
 				if decodesTo(piece, secret) {
 					t.Errorf("width %d, %d bytes before: %q still decodes to the secret", w.width, before, got)
@@ -486,4 +490,10 @@ func TestBase64Carriers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// marshal is v as JSON: a string always encodes.
+func marshal(v string) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }
