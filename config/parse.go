@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -59,11 +60,33 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("read config file %s: %w", path, err)
 	}
 	defer f.Close()
+	if err := othersCanWrite(f, path); err != nil {
+		return nil, err
+	}
 	data, err := readAtMost(f, path, maxConfigFile)
 	if err != nil {
 		return nil, fmt.Errorf("read config file %s: %w", path, err)
 	}
 	return Parse(data, path)
+}
+
+// othersCanWrite refuses a config file (a regular one: a pipe is made for
+// its reader) that every user could change, by writing it or by replacing
+// it in its directory: the file names the commands codemode-mcp runs and
+// where it sends credentials. Windows has no such mode bits.
+func othersCanWrite(f *os.File, path string) error {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || runtime.GOOS == "windows" {
+		return nil
+	}
+	if m := fi.Mode().Perm(); m&0o002 != 0 {
+		return fmt.Errorf("config file %s is writable by every user (mode %04o), and it names the commands codemode-mcp runs: make it yours alone (chmod o-w %s)", path, m, path)
+	}
+	dir := filepath.Dir(path)
+	if di, err := os.Stat(dir); err == nil && di.Mode().Perm()&0o002 != 0 && di.Mode()&fs.ModeSticky == 0 {
+		return fmt.Errorf("config file %s is in a directory every user can write to (%s, mode %04o), where anyone could replace it, and it names the commands codemode-mcp runs: move it, or chmod o-w %s", path, dir, di.Mode().Perm(), dir)
+	}
+	return nil
 }
 
 // Parse parses and validates a configuration. file names it in messages and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -578,6 +579,42 @@ func TestLoadRefusesAHugeFile(t *testing.T) {
 	}
 	if _, err := Load(path); err != nil {
 		t.Fatalf("Load(at the limit) = %v", err)
+	}
+}
+
+// A config file every user could change (writable by all, or in a
+// directory all can write to without the sticky bit, where anyone could
+// replace it) is refused, saying what to change: it names the commands
+// codemode-mcp runs. A sticky directory (/tmp) protects a user's file.
+func TestLoadRefusesAFileOthersCanChange(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no such mode bits")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "codemode.yaml")
+	if err := os.WriteFile(path, []byte("connectors:\n  x: {command: echo}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file, dir os.FileMode
+		want      string
+	}{
+		{0o600, 0o700, ""},
+		{0o664, 0o775, ""},
+		{0o666, 0o700, path + " is writable by every user (mode 0666), and it names the commands codemode-mcp runs: make it yours alone (chmod o-w " + path + ")"},
+		{0o644, 0o777, path + " is in a directory every user can write to (" + dir + ", mode 0777), where anyone could replace it, and it names the commands codemode-mcp runs: move it, or chmod o-w " + dir},
+		{0o644, 0o777 | os.ModeSticky, ""},
+	} {
+		if err := os.Chmod(path, tc.file); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, tc.dir); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("file %v in a directory %v: Load = %v, want %q", tc.file, tc.dir, err, tc.want)
+		}
 	}
 }
 
