@@ -290,14 +290,18 @@ const (
 // the file holds too much of, or nil: more than maxTokens tokens, more
 // than maxKeys keys, or a token nested deeper than maxDepth in flow
 // collections ([ and {) and block entries written on one line ("- - -").
-// The parser takes time quadratic in the depth too (a 4 MiB file of "["
+// Comments are not counted (the parser passes over them). The parser
+// takes time quadratic in the depth too (a 4 MiB file of "["
 // would take hours); the converter's bound (in node.go) then covers what
 // the depth count misses, indentation, which the file's size bounds (a
 // file of 4 MiB nested by indentation alone takes about a second).
 func tooComplex(tokens token.Tokens) (*token.Token, string) {
-	flow, line, onLine, keys := 0, 0, 0, 0
-	for i, tk := range tokens {
-		if i == maxTokens {
+	flow, line, onLine, keys, n := 0, 0, 0, 0, 0
+	for _, tk := range tokens {
+		if tk.Type == token.CommentType {
+			continue
+		}
+		if n++; n > maxTokens {
 			return tk, fmt.Sprintf("more than %d YAML tokens (names, values, punctuation): a configuration holds a few thousand; is this the right file?", maxTokens)
 		}
 		if tk.Position.Line != line {
