@@ -618,6 +618,29 @@ func TestLoadRefusesAFileOthersCanChange(t *testing.T) {
 	}
 }
 
+// A store.path that cannot be the SQLite file (a directory, a path through
+// a file) or a PostgreSQL URL that does not parse is refused at its line,
+// saying what to write, not when the store is opened (whose message
+// named no line).
+func TestStorePathErrorsAreLocated(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "codemode.yaml")
+	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{".", file + ":2:9: store.path: " + dir + " is a directory: name the SQLite file in it, such as " + filepath.Join(dir, "codemode.db")},
+		{"f/sub/c.db", file + ":2:9: store.path: " + filepath.Join(dir, "f") + " is a file, not a directory the SQLite file " + filepath.Join(dir, "f/sub/c.db") + " can be in"},
+		{"postgres://u:p%zz@h/db", file + ":2:9: store.path: the URL does not parse; write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE (its password percent-encoded)"},
+		{"new/c.db", ""},
+	} {
+		_, err := Parse([]byte("store:\n  path: "+tc.path+"\n"), file)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || err.Error() != tc.want) {
+			t.Errorf("store.path %s: %v\nwant %s", tc.path, err, tc.want)
+		}
+	}
+}
+
 func TestFind(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
