@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -166,6 +167,39 @@ func TestLineLoggerSplitSecret(t *testing.T) {
 	}
 	if want := []string{strings.Repeat("x", maxLineBytes-7), scrub.Placeholder + " tail"}; !cmp.Equal(lines, want) {
 		t.Errorf("lines end %q, want %q", tails(lines), tails(want))
+	}
+}
+
+// TestLineLoggerWrappedBase64: a secret in base64 that a server prints
+// wrapped into lines (MIME's 76 characters, PEM's 64), which a line break
+// may split, is scrubbed: such lines are logged joined, written in any
+// pieces; other lines stay lines.
+func TestLineLoggerWrappedBase64(t *testing.T) {
+	const secret = "wrapped-secret-value-0123456789"
+	enc := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", 50) + secret + " and more text after it"))
+	for _, w := range []struct {
+		width int
+		eol   string
+	}{{76, "\r\n"}, {64, "\n"}} {
+		var lines []string
+		for rest := enc; rest != ""; {
+			n := min(w.width, len(rest))
+			lines, rest = append(lines, rest[:n]), rest[n:]
+		}
+		text := "dumping:\n" + strings.Join(lines, w.eol) + w.eol + "done\n"
+		rec := &recorder{}
+		l := newLineLogger(slog.New(rec), scrub.New(secret))
+		for i := 0; i < len(text); i += 7 { // in pieces, a break at the end of some
+			_, _ = l.Write([]byte(text[i:min(i+7, len(text))]))
+		}
+		l.Flush()
+		var got []string
+		for _, r := range rec.find(func(map[string]string) bool { return true }) {
+			got = append(got, r["line"])
+		}
+		if want := []string{"dumping:", scrub.New(secret).String(enc), "done"}; !cmp.Equal(got, want) || !strings.Contains(got[1], scrub.Placeholder) {
+			t.Errorf("width %d: logged %q, want %q", w.width, got, want)
+		}
 	}
 }
 
