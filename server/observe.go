@@ -216,12 +216,14 @@ func (c *sentCounter) wait(ctx context.Context, n int, timeout time.Duration) {
 
 // isNotificationEvent reports whether a write is one SSE event carrying a
 // notification (mcp-go writes each event with one Write: "event: message\n"
-// then "data: " and the JSON-RPC message, whose method comes second).
+// then "data: " and the JSON-RPC message).
 func isNotificationEvent(p []byte) bool {
 	const prefix = "event: message\ndata: "
-	if !bytes.HasPrefix(p, []byte(prefix)) {
-		return false
-	}
-	head := p[len(prefix):min(len(p), len(prefix)+64)]
-	return bytes.Contains(head, []byte(`"method":"notifications/`))
+	return bytes.HasPrefix(p, []byte(prefix)) && isNotification(p[len(prefix):])
+}
+
+// isNotification reports whether a JSON-RPC message mcp-go encoded is a
+// notification (its method comes second).
+func isNotification(msg []byte) bool {
+	return bytes.Contains(msg[:min(len(msg), 64)], []byte(`"method":"notifications/`))
 }
