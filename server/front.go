@@ -81,6 +81,18 @@ func (b *rpcBody) messages() ([]rpcRequest, *rpcRequest) {
 	return b.msgs, b.single
 }
 
+// answered reports whether mcp-go answers b with one response: a request
+// (an id and a method) or a batch (refused), not a notification nor a
+// response. A body that does not parse is answered on the HTTP response,
+// if at all, and is not counted.
+func (b *rpcBody) answered() bool {
+	msgs, c := b.messages()
+	if c == nil {
+		return len(msgs) > 0
+	}
+	return len(c.ID) > 0 && string(c.ID) != "null" && c.Method != ""
+}
+
 // frontRequest returns the request of b that the front answers, or nil:
 // tasks/get and tasks/cancel; tasks/result and tasks/list (2025-11-25);
 // tasks/update (2026-07-28); a tools/call of codemode with params.task
@@ -607,7 +619,9 @@ func (r *stdioFront) write(msg []byte, paid func()) {
 // otherwise make the server hold one per request, without end. When one
 // more would wait, the session ends (errNotReading): such a client is
 // broken, and making its requests wait for a slot instead could keep out
-// the answer to an approval the others wait on.
+// the answer to an approval the others wait on. It bounds the answers
+// waiting on a legacy SSE event stream too (sseStream), where mcp-go
+// answers every request on the stream and a POST past it is refused.
 const maxWaitingAnswers = 1024
 
 // errNotReading ends a stdio session whose client has too many answers
