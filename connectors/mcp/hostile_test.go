@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -172,4 +173,57 @@ func TestServerRequestFloodIsBounded(t *testing.T) {
 	if grew := runtime.NumGoroutine() - before; grew > maxServerRequests+16 {
 		t.Errorf("%d more goroutines after the flood, want at most %d", grew, maxServerRequests+16)
 	}
+}
+
+// TestRemoteServerRequestFloodIsBounded calls a streamable-HTTP server
+// that answers with an event stream of 1,000 pings and holds every answer
+// posted to it: mcp-go posts each on a goroutine and a connection of its
+// own, so at most maxServerRequests are in flight, the pings past them
+// unanswered with a warning, and the call still gets its result.
+func TestRemoteServerRequestFloodIsBounded(t *testing.T) {
+	const pings = 1000
+	f, url := startFake(t, map[string]string{"": `{"tools":[{"name":"flood"}]}`}, nil)
+	f.mu.Lock()
+	f.pings, f.answered = pings, make(chan struct{}, pings)
+	f.mu.Unlock()
+	warned := make(chan struct{})
+	logger := slog.New(&onMessage{Handler: testLogger(t).Handler(), msg: "the MCP server sends requests faster than it takes the answers; leaving those past the bound unanswered",
+		seen: sync.OnceFunc(func() { close(warned) })})
+	c := dial(t, Config{Name: "flood", URL: url, Logger: logger})
+	if _, err := c.Call(context.Background(), "flood", nil); err != nil {
+		t.Fatal(err)
+	}
+	// The answers in flight are maxServerRequests once the others have
+	// been refused (warned), unless more arrive first.
+	held := 0
+	for held <= maxServerRequests && (warned != nil || held < maxServerRequests) {
+		select {
+		case <-f.answered:
+			held++
+		case <-warned:
+			warned = nil
+		}
+	}
+	if held > maxServerRequests {
+		t.Errorf("more than %d answers to the server's %d pings in flight at once, want at most %d", held-1, pings, maxServerRequests)
+	}
+}
+
+// onMessage is a slog handler that calls seen (once) at each record whose
+// message is msg.
+type onMessage struct {
+	slog.Handler
+	msg  string
+	seen func()
+}
+
+func (h *onMessage) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.seen()
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *onMessage) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &onMessage{Handler: h.Handler.WithAttrs(attrs), msg: h.msg, seen: h.seen}
 }
