@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,9 +76,8 @@ func TestToolListIsBounded(t *testing.T) {
 // others when shown (control, bidi and zero-width characters), are longer
 // than a tool name may be, or whose schemas are deeper than JSON decoders
 // go or not objects: the names are left out with a warning, a schema that
-// is not an object replaced by the default. (A schema deeper than 10,000
-// levels is refused with the whole message by encoding/json, which the
-// transports decode with: the listing fails, saying so.)
+// is not an object replaced by the default. (A schema deeper than
+// encoding/json goes: TestTooDeepToolIsLeftOut.)
 func TestHostileToolDefinitions(t *testing.T) {
 	deep := strings.Repeat(`{"properties":{"a":`, 2000) + `{}` + strings.Repeat(`}}`, 2000)
 	page := `{"tools":[
@@ -113,6 +113,52 @@ func TestHostileToolDefinitions(t *testing.T) {
 		if strings.ContainsAny(r["err"], "\u202e\u0007\u0085\u200b") || len(r["err"]) > 200 {
 			t.Errorf("the warning %q echoes the name as sent", r["err"])
 		}
+	}
+}
+
+// TestTooDeepToolIsLeftOut lists a page with a tool whose schema is
+// nested deeper than encoding/json goes, over stdio and as a JSON answer
+// over HTTP: that tool is left out with a warning naming it, and the
+// others are listed (over stdio the page was dropped, and the listing
+// waited for it; over HTTP it failed). Over stdio a call result that deep
+// fails the call, saying so.
+func TestTooDeepToolIsLeftOut(t *testing.T) {
+	deep := strings.Repeat(`[`, maxDepth+1) + strings.Repeat(`]`, maxDepth+1)
+	page := `{"tools":[{"name":"ok"},{"name":"deep","inputSchema":{"type":"object","default":` + deep + `}},{"name":"flood"}]}`
+	_, url := startFake(t, map[string]string{"": page}, nil)
+	for name, cfg := range map[string]Config{
+		"stdio": {Name: "hostile", Command: os.Args[0], Env: map[string]string{pageEnv: page, resultEnv: `{"content":[],"structuredContent":` + deep + `}`}},
+		"http":  {Name: "hostile", URL: url},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := &recorder{}
+			cfg.Logger = slog.New(rec)
+			c := dial(t, cfg)
+			tools, err := c.Tools(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range tools {
+				names = append(names, tl.SourceName)
+			}
+			if want := []string{"ok", "flood"}; !slices.Equal(names, want) {
+				t.Errorf("tools %q, want %q", names, want)
+			}
+			skipped := rec.find(func(r map[string]string) bool {
+				return r["msg"] == "skipping a malformed tool definition" && strings.Contains(r["err"], `"deep" is nested more than 10000 levels deep`)
+			})
+			if len(skipped) != 1 {
+				t.Errorf("%d warnings naming the tool too deep, want 1", len(skipped))
+			}
+			if name != "stdio" {
+				return
+			}
+			_, err = c.Call(context.Background(), "flood", nil)
+			if err == nil || !strings.Contains(err.Error(), "the result is nested more than 10000 levels deep") {
+				t.Errorf("Call = %v, want an error saying the result is too deep", err)
+			}
+		})
 	}
 }
 

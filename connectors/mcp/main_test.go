@@ -34,13 +34,15 @@ const (
 	progressEnv = "MCPTEST_PROGRESS_SERVER"
 	// pageEnv: its tools/list result is the value.
 	pageEnv = "MCPTEST_TOOLS_PAGE"
+	// resultEnv: its tools/call result is the value.
+	resultEnv = "MCPTEST_CALL_RESULT"
 )
 
 func TestMain(m *testing.M) {
 	if command := os.Getenv(helperEnv); command != "" {
 		os.Exit(openAndWait(command))
 	}
-	if os.Getenv(floodEnv)+os.Getenv(progressEnv)+os.Getenv(pageEnv) != "" {
+	if os.Getenv(floodEnv)+os.Getenv(progressEnv)+os.Getenv(pageEnv)+os.Getenv(resultEnv) != "" {
 		scriptedServer()
 		return
 	}
@@ -83,7 +85,7 @@ func scriptedServer() {
 				fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d,"message":"%d"}}`+"\n",
 					req.Params.Meta.ProgressToken, i, i)
 			}
-			answer(`{"content":[{"type":"text","text":"flooded"}]}`)
+			answer(cmp.Or(os.Getenv(resultEnv), `{"content":[{"type":"text","text":"flooded"}]}`))
 			if pings > 0 {
 				select {} // reads nothing more, until killed
 			}

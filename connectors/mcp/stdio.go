@@ -589,8 +589,14 @@ func (t *stdioTransport) idle() bool {
 func (t *stdioTransport) dispatch(line []byte) {
 	var m rpcMessage
 	if err := json.Unmarshal(line, &m); err != nil {
-		t.logger.Debug("ignoring a line that is not a JSON-RPC message", "err", err, "line", short.Clip(string(line), 200))
-		return
+		// A message nested too deep is decoded without what is too deep,
+		// rather than dropped, leaving its request waiting.
+		flat, cut := flatten(line)
+		if !cut || json.Unmarshal(flat, &m) != nil {
+			t.logger.Debug("ignoring a line that is not a JSON-RPC message", "err", err, "line", short.Clip(string(line), 200))
+			return
+		}
+		line = flat
 	}
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
 	switch {

@@ -235,13 +235,27 @@ func namesVersions(result json.RawMessage) bool {
 // (errTooLarge), which fails the request or ends the stream.
 type boundedBodies struct{ http.RoundTripper }
 
+// RoundTrip bounds the answer's body. A tools/list page answered as JSON (the request's context has a rawSink
+// that admits pages) is read whole here and flattened, so that a tool
+// nested deeper than encoding/json goes is left out (decodeToolPage)
+// rather than failing mcp-go's decoding of every tool of the page.
 func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := b.RoundTripper.RoundTrip(req)
-	if err == nil {
-		ct := resp.Header.Get("Content-Type")
-		resp.Body = &boundedBody{ReadCloser: resp.Body, events: strings.HasPrefix(ct, "text/event-stream"), blank: true}
+	if err != nil {
+		return resp, err
 	}
-	return resp, err
+	ct := resp.Header.Get("Content-Type")
+	resp.Body = &boundedBody{ReadCloser: resp.Body, events: strings.HasPrefix(ct, "text/event-stream"), blank: true}
+	if sink, ok := req.Context().Value(sinkKey{}).(*rawSink); ok && sink.admit != nil && strings.HasPrefix(ct, "application/json") {
+		body, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body, _ = flatten(body)
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return resp, nil
 }
 
 // errTooLarge is why a remote server's message was not read.
