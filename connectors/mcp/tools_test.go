@@ -233,3 +233,23 @@ func TestLineLoggerBounds(t *testing.T) {
 		t.Errorf("tail = %q", tail)
 	}
 }
+
+// flatten cuts only what is nested deeper than maxDepth (within the
+// object, the arrays from level 2: their last two levels), and counts no
+// bracket within a string.
+func TestFlatten(t *testing.T) {
+	deep := strings.Repeat(`[`, maxDepth+1) + strings.Repeat(`]`, maxDepth+1)
+	brackets := `"[{\\\"[{"`
+	for _, tc := range []struct{ in, want string }{
+		{`{"a":[1,{"b":2}]}`, `{"a":[1,{"b":2}]}`},
+		{`not JSON [`, `not JSON [`},
+		{`{"a":` + brackets + `}`, `{"a":` + brackets + `}`},
+		{`{"a":` + deep + `,"b":` + brackets + `,"c":` + deep + `}`,
+			`{"a":` + deep[:maxDepth-1] + string(tooDeep) + deep[maxDepth+3:] + `,"b":` + brackets + `,"c":` + deep[:maxDepth-1] + string(tooDeep) + deep[maxDepth+3:] + `}`},
+	} {
+		got, cut := flatten([]byte(tc.in))
+		if string(got) != tc.want || cut != (tc.in != tc.want) {
+			t.Errorf("flatten(%.40s…) = %.40s…, %v; want %.40s…", tc.in, got, cut, tc.want)
+		}
+	}
+}
