@@ -179,6 +179,7 @@ func New(opts Options) *Console {
 	}))
 	mux.HandleFunc("POST /runs/{id}/signin", c.needs(codemode.ScopeRun, c.signIn))
 	mux.HandleFunc("GET /snippets", c.needs(codemode.ScopeRun, c.snippetsPage))
+	mux.HandleFunc("GET /snippets/{name}/code", c.needs(codemode.ScopeRun, c.snippetCode))
 	mux.HandleFunc("GET /api/version", c.version)
 	mux.HandleFunc("POST /logout", c.logout)
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })

@@ -11,3 +11,6 @@ const MaxSessions = maxSessions
 
 // MaxAttempts bounds the sign-ins under way.
 const MaxAttempts = maxAttempts
+
+// MaxPendingRuns bounds the paused runs the pending actions list.
+const MaxPendingRuns = maxPendingRuns

@@ -41,6 +41,9 @@ type page struct {
 	Refresh string
 	// Decided is a brief outcome of a decision about another's run.
 	Decided *briefView
+	// More counts the paused runs the pending actions leave out
+	// (maxPendingRuns).
+	More int
 
 	Runs     []*runView
 	Run      *runView
@@ -204,7 +207,8 @@ func (c *Console) runViews(ctx context.Context, list []*codemode.Execution, n in
 
 // pendingPage lists the paused runs, oldest first (a new pause is added
 // below the others: it never moves what is under the pointer), with their
-// pending actions and the buttons to decide.
+// pending actions and the buttons to decide; at most maxPendingRuns of
+// them, saying how many more wait.
 //
 // A person signed in through the issuer sees their own paused runs (with
 // codemode:run) and, as an approver (codemode:approve), the actions of
@@ -228,7 +232,8 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.Reverse(paused) // listed newest first
-	runs, err := c.runViews(ctx, paused, 0, codemode.LogQuery{})
+	p.More = max(len(paused)-maxPendingRuns, 0)
+	runs, err := c.runViews(ctx, paused[:len(paused)-p.More], 0, codemode.LogQuery{Preview: previewChars})
 	if err != nil {
 		c.failed(w, r, "reading a run", err)
 		return
@@ -240,7 +245,9 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 			c.failed(w, r, "listing the pending actions", err)
 			return
 		}
-		p.Runs = append(p.Runs, others...)
+		room := max(maxPendingRuns-len(p.Runs), 0)
+		p.More += max(len(others)-room, 0)
+		p.Runs = append(p.Runs, others[:min(len(others), room)]...)
 	}
 	c.render(w, r, http.StatusOK, "pending", p)
 }
@@ -271,6 +278,10 @@ const (
 	defaultRuns = 50
 	maxRuns     = 500
 )
+
+// maxPendingRuns bounds the paused runs the pending actions show (the
+// oldest; the page says how many more wait).
+const maxPendingRuns = 50
 
 // runsPage is the audit trail: runs newest first (filtered by status),
 // each with its first calls.
@@ -351,7 +362,8 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, id string, sta
 
 // valuePage downloads one value of a run whole, as it is logged: part
 // ("args", "result" or "error") of call seq, or with no seq the run's
-// result. It is how a value the pages show cut is read in full (a value
+// ("result", "error", "code": its program, or "logs": its console
+// output). It is how a value the pages show cut is read in full (a value
 // is at most what the log keeps of one, 1 MiB by default).
 func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
 	id, q := r.PathValue("id"), r.URL.Query()
@@ -361,8 +373,8 @@ func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
 		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("seq %s is not a call number", short.Quote(q.Get("seq"))))
 		return
 	}
-	if !(part == "result" || seq > 0 && (part == "args" || part == "error")) {
-		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("part %s: want args, result or error of a call (seq=N), or result of the run", short.Quote(part)))
+	if !(seq == 0 && (part == "result" || part == "error" || part == "code" || part == "logs") || seq > 0 && (part == "args" || part == "result" || part == "error")) {
+		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("part %s: want args, result or error of a call (seq=N), or result, error, code or logs of the run", short.Quote(part)))
 		return
 	}
 	body, name, err := c.value(r.Context(), id, seq, part)
@@ -374,12 +386,17 @@ func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
 		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("Run %s has no such value (%s of call %d).", id, part, seq))
 		return
 	}
-	ctype, ext := "application/json", ".json"
-	if part == "error" {
-		ctype, ext = "text/plain; charset=utf-8", ".txt"
+	if part == "args" || part == "result" {
+		download(w, body, name+".json", "application/json")
+	} else {
+		download(w, body, name+".txt", "text/plain; charset=utf-8")
 	}
+}
+
+// download answers with body, of type ctype, as a file named name.
+func download(w http.ResponseWriter, body []byte, name, ctype string) {
 	w.Header().Set("Content-Type", ctype)
-	w.Header().Set("Content-Disposition", `attachment; filename="`+unsafeInFileName.ReplaceAllString(name, "_")+ext+`"`)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+unsafeInFileName.ReplaceAllString(name, "_")+`"`)
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	_, _ = w.Write(body)
 }
@@ -389,10 +406,17 @@ func (c *Console) valuePage(w http.ResponseWriter, r *http.Request) {
 func (c *Console) value(ctx context.Context, id string, seq int, part string) ([]byte, string, error) {
 	if seq == 0 {
 		e, _, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{Limit: 1, Preview: -1})
-		if err != nil || e.Status != codemode.StatusCompleted {
+		if err != nil {
 			return nil, "", err
 		}
-		return rawOrNull(e.Result), e.ID + "-result", nil
+		v := map[string][]byte{"error": []byte(e.Error), "code": []byte(e.Code), "logs": []byte(strings.Join(e.Logs, "\n"))}[part]
+		if part == "result" && e.Status == codemode.StatusCompleted {
+			v = rawOrNull(e.Result)
+		}
+		if len(v) == 0 {
+			return nil, "", nil
+		}
+		return v, e.ID + "-" + part, nil
 	}
 	e, log, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{After: seq - 1, Limit: 1})
 	if err != nil || len(log) == 0 || log[0].Seq != seq {
@@ -426,7 +450,7 @@ func rawOrNull(v json.RawMessage) json.RawMessage {
 // unsafeInFileName are the characters of a download's name that are not
 // safe in a file name (ids are "exec_" and hex digits; an id from an
 // older store could be anything).
-var unsafeInFileName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+var unsafeInFileName = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
 
 func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 	list, err := c.eng.Snippets(r.Context())
@@ -436,10 +460,12 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	p := &page{Title: "Snippets", Nav: "snippets"}
 	for _, s := range list {
+		code := s.Code[:runeOffset(s.Code, textChars)]
 		p.Snippets = append(p.Snippets, snippetView{
 			Name:          visible.Segments(s.Name),
 			Description:   visible.Segments(s.Description),
-			Code:          codeView(s.Code, nil),
+			Code:          codeView(code, nil),
+			CodeCut:       cutNote(code, len(s.Code), "/snippets/"+url.PathEscape(s.Name)+"/code"),
 			InputSchema:   jsonView("snippet-"+s.Name+"-schema", s.InputSchema),
 			Connectors:    strings.Join(s.Connectors, ", "),
 			FromExecution: s.FromExecution,
@@ -448,6 +474,22 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	c.render(w, r, http.StatusOK, "snippets", p)
+}
+
+// snippetCode downloads a snippet's code whole.
+func (c *Console) snippetCode(w http.ResponseWriter, r *http.Request) {
+	list, err := c.eng.Snippets(r.Context())
+	if err != nil {
+		c.failed(w, r, "listing snippets", err)
+		return
+	}
+	name := r.PathValue("name")
+	i := slices.IndexFunc(list, func(s codemode.Snippet) bool { return s.Name == name })
+	if i < 0 {
+		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("There is no snippet %s (it may have been deleted).", short.Quote(name)))
+		return
+	}
+	download(w, []byte(list[i].Code), name+".js", "text/plain; charset=utf-8")
 }
 
 // review decides about a paused run's pending actions as the form showed

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/console"
 )
 
 // run executes a program to its end and returns its execution id.
@@ -89,7 +90,8 @@ func TestLongValuesAreShownCutAndDownloadWhole(t *testing.T) {
 	for path, want := range map[string]int{
 		"/runs/" + id + "/value?part=args&seq=1":   http.StatusNotFound, // a step has no arguments
 		"/runs/" + id + "/value?part=result&seq=9": http.StatusNotFound,
-		"/runs/" + id + "/value?part=code":         http.StatusBadRequest,
+		"/runs/" + id + "/value?part=program":      http.StatusBadRequest,
+		"/runs/" + id + "/value?part=code&seq=1":   http.StatusBadRequest, // a call has no program
 		"/runs/" + id + "/value?part=args":         http.StatusBadRequest,
 		"/runs/" + id + "/value?part=result&seq=x": http.StatusBadRequest,
 		"/runs/exec_none/value?part=result":        http.StatusNotFound,
@@ -191,5 +193,133 @@ func TestDeepValuesAreShownAsText(t *testing.T) {
 	shallow := e.run(`async () => [["core"]]`, codemode.StatusCompleted)
 	if p := b.get("/runs/" + shallow); !strings.Contains(p.body, `<span class="js">&#34;core&#34;</span>`) {
 		t.Errorf("a shallow value is not laid out:\n%s", p.body)
+	}
+}
+
+// A run's error is cut as a call's is (8,000 characters on its page,
+// 1,000 in the list of runs), and its program and console output past
+// 20,000 characters, on its page and among the pending actions, each
+// with its size and a link that downloads it whole: a program's 1 MiB
+// of hidden characters, or the error it throws, is not a page of tens of
+// megabytes (and, in the list, as many times over as it has runs).
+func TestLongProgramsErrorsAndOutputAreShownCut(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	tail := " // " + strings.Repeat("\u200b", 30000) + "CODEEND"
+	id := e.run(`async () => { console.log("L".repeat(30000) + "LOG" + "END"); throw new Error("E".repeat(30000) + "ERR" + "END") }`+tail, codemode.StatusError)
+	paused := e.run(`async () => { const n = await notes.createNote({ text: "x" }); return n.id }`+tail, codemode.StatusPaused)
+
+	for _, tt := range []struct {
+		path  string
+		shown []string // what each cut note says is shown
+	}{
+		{"/runs/" + id, []string{"8000 characters of 29.3 KiB", "20,000 characters of 29.3 KiB", "20,000 characters of 88 KiB"}},
+		{"/runs", []string{"1000 characters of 29.3 KiB"}},
+		{"/runs/" + paused, []string{"20,000 characters of 88 KiB"}},
+		{"/", []string{"20,000 characters of 88 KiB"}},
+	} {
+		p := b.get(tt.path)
+		for _, end := range []string{"LOGEND", "ERREND", "CODEEND"} {
+			if strings.Contains(p.body, end) {
+				t.Errorf("%s shows what comes after the cut (%s): %d bytes", tt.path, end, len(p.body))
+			}
+		}
+		for _, shown := range tt.shown {
+			if !strings.Contains(p.body, "Cut: the first "+shown+" are shown.") {
+				t.Errorf("%s: no cut note for the first %s", tt.path, shown)
+			}
+		}
+		links := hrefRe.FindAllStringSubmatch(p.body, -1)
+		if len(links) != len(tt.shown) {
+			t.Fatalf("%s: %d download links, want %d", tt.path, len(links), len(tt.shown))
+		}
+		for _, m := range links {
+			d := b.get(html.UnescapeString(m[1]))
+			if d.status != http.StatusOK || !strings.Contains(d.body, "END") {
+				t.Errorf("%s: %s downloads %d, %d bytes, not the whole", tt.path, m[1], d.status, len(d.body))
+			}
+		}
+	}
+}
+
+// The outcome shown once after an approval is cut as the run's page is:
+// its result and error at 8,000 characters, each with a download of the
+// whole, instead of repeating them whole above the run's own (cut) copy.
+func TestADecisionsOutcomeIsShownCut(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	for _, end := range []string{
+		`return "R".repeat(30000) + "OUT" + "END"`,
+		`throw new Error("E".repeat(30000) + "OUT" + "END")`,
+	} {
+		id := e.run(`async () => { await notes.createNote({ text: "x" }); `+end+` }`, codemode.StatusPaused)
+		csrf, digest := form(t, b.get("/runs/"+id), id)
+		if p := b.do("POST", "/runs/"+id+"/approve", url.Values{"csrf": {csrf}, "digest": {digest}}, nil); p.status != http.StatusSeeOther {
+			t.Fatalf("approve: %d", p.status)
+		}
+		p := b.get("/runs/" + id)
+		if !strings.Contains(p.body, `class="outcome"`) {
+			t.Fatalf("%s: the page after the approval shows no outcome", end)
+		}
+		if strings.Contains(p.body, "OUTEND") {
+			t.Errorf("%s: the outcome is shown whole: %d bytes", end, len(p.body))
+		}
+		if n := strings.Count(p.body, "Cut: the first 8000 characters of "); n != 2 {
+			t.Errorf("%s: %d cut notes, want 2 (the outcome's and the run's)", end, n)
+		}
+	}
+}
+
+// A snippet's code is cut as a run's program is (20,000 characters),
+// with a link that downloads it whole.
+func TestLongSnippetsAreShownCut(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	code := `async () => 1 // ` + strings.Repeat("\u200b", 30000) + "CODEEND"
+	id := e.run(code, codemode.StatusCompleted)
+	if _, err := e.rt.SaveSnippet(e.ctx, "long", id, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	p := b.get("/snippets")
+	if strings.Contains(p.body, "CODEEND") || !strings.Contains(p.body, "Cut: the first 20,000 characters of 87.9 KiB are shown.") {
+		t.Fatalf("the snippet's code is not shown cut: %d bytes", len(p.body))
+	}
+	m := regexp.MustCompile(`<a href="(/snippets/[^"]+)" download>`).FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatal("no download link")
+	}
+	if d := b.get(m[1]); d.status != http.StatusOK || d.body != code {
+		t.Errorf("the download gives %d, %d bytes; want the code whole (%d bytes)", d.status, len(d.body), len(code))
+	}
+	if d := b.get("/snippets/none/code"); d.status != http.StatusNotFound {
+		t.Errorf("an unknown snippet's code: %d", d.status)
+	}
+}
+
+// The pending actions list at most MaxPendingRuns paused runs, the
+// oldest, and say how many more wait: a client that leaves thousands of
+// runs paused does not make a page of all of them (each with its program
+// and arguments), which the console would read and send again whenever
+// one changes.
+func TestThePendingListIsBounded(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	var ids []string
+	for i := range console.MaxPendingRuns + 2 {
+		ids = append(ids, e.pause(fmt.Sprint("note ", i)))
+	}
+	p := b.get("/")
+	if n := strings.Count(p.body, `<article class="run"`); n != console.MaxPendingRuns {
+		t.Errorf("the page lists %d paused runs, want %d", n, console.MaxPendingRuns)
+	}
+	if !strings.Contains(p.body, `id="run-`+ids[0]+`"`) || strings.Contains(p.body, `id="run-`+ids[len(ids)-1]+`"`) {
+		t.Errorf("the page does not list the oldest paused runs")
+	}
+	if !strings.Contains(p.body, "2 more paused runs wait") {
+		t.Errorf("the page does not say how many more wait")
 	}
 }

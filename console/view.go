@@ -229,6 +229,10 @@ const (
 	callsPerPage = 100
 	// listCalls is how many calls of each run the list of runs shows.
 	listCalls = 20
+	// textChars is what a run's page and the pending actions show of its
+	// program, a run's page of its console output (line breaks count),
+	// and the snippets of a snippet's code.
+	textChars = 20000
 )
 
 // valueView is a logged value as a page shows it: a JSON value laid out,
@@ -258,17 +262,27 @@ func logValue(id, read string, asJSON bool, size, preview int, href string) *val
 	head := read[:runeOffset(read, preview)]
 	switch {
 	case len(head) != size:
-		return &valueView{ID: id, Text: visible.Segments(head), Cut: true,
-			Shown: plural(utf8.RuneCountInString(head), "character", "characters"), Size: short.Bytes(int64(size)), Href: href}
+		v := cutNote(head, size, href)
+		v.ID, v.Text = id, visible.Segments(head)
+		return v
 	case asJSON:
 		return &valueView{ID: id, JSON: jsonView(id, json.RawMessage(read))}
 	}
 	return &valueView{ID: id, Text: visible.Segments(read)}
 }
 
+// cutNote says that a text of size bytes is shown as its first part,
+// head, and where href downloads it whole; nil when head is all of it.
+func cutNote(head string, size int, href string) *valueView {
+	if len(head) == size {
+		return nil
+	}
+	return &valueView{Cut: true, Shown: plural(utf8.RuneCountInString(head), "character", "characters"), Size: short.Bytes(int64(size)), Href: href}
+}
+
 // valueHref is where the console downloads a value of run id whole: part
 // ("args", "result" or "error") of call seq, or with seq 0 the run's
-// result.
+// ("result", "error", "code" or "logs").
 func valueHref(id string, seq int, part string) string {
 	q := url.Values{"part": {part}}
 	if seq > 0 {
@@ -322,11 +336,15 @@ type runView struct {
 	Created   time.Time
 	Updated   time.Time
 	Age       string
-	Error     []visible.Segment
+	Error     *valueView
 	Result    *valueView
-	Logs      [][]visible.Segment
-	Code      []codeLine
-	Pending   []actionView
+	// Logs and Code are the run's console output and program, their
+	// first textChars characters; LogsCut and CodeCut say so when that
+	// is not all of them (nil when it is).
+	Logs             [][]visible.Segment
+	Code             []codeLine
+	LogsCut, CodeCut *valueView
+	Pending          []actionView
 	// Approves names what Approve approves: the pending call's
 	// connector.method, or how many calls are pending.
 	Approves []visible.Segment
@@ -357,7 +375,7 @@ func (c *Console) newRunView(e *codemode.Execution, heads []codemode.ClippedEntr
 		Created:   e.CreatedAt,
 		Updated:   e.UpdatedAt,
 		Age:       age(c.auth.now(), e.CreatedAt),
-		Error:     visible.Segments(e.Error),
+		Error:     logValue(e.ID+"-error", e.Error, false, len(e.Error), preview, valueHref(e.ID, 0, "error")),
 		Paused:    e.Status == codemode.StatusPaused,
 		CallCount: len(heads),
 	}
@@ -365,14 +383,23 @@ func (c *Console) newRunView(e *codemode.Execution, heads []codemode.ClippedEntr
 		result := rawOrNull(e.Result)
 		v.Result = logValue(e.ID+"-result", string(result), true, len(result), preview, valueHref(e.ID, 0, "result"))
 	}
-	for _, l := range e.Logs {
-		v.Logs = append(v.Logs, visible.Segments(l))
+	logs := strings.Join(e.Logs, "\n")
+	head := logs[:runeOffset(logs, textChars)]
+	v.LogsCut = cutNote(head, len(logs), valueHref(e.ID, 0, "logs"))
+	for _, l := range e.Logs { // each line, as far as head goes
+		n := min(len(l), len(head))
+		v.Logs = append(v.Logs, visible.Segments(head[:n]))
+		if n == len(head) {
+			break
+		}
+		head = head[n+1:] // (and its line break)
 	}
 	var marks []string
 	if v.Paused {
 		marks = c.layPending(v, pending)
 	}
-	v.Code = codeView(e.Code, marks)
+	code := e.Code[:runeOffset(e.Code, textChars)]
+	v.Code, v.CodeCut = codeView(code, marks), cutNote(code, len(e.Code), valueHref(e.ID, 0, "code"))
 	_, err := codemode.TransitionExec(e.Status, codemode.StatusRollingBack)
 	rollbackable := err == nil
 	for _, en := range heads {
@@ -456,12 +483,13 @@ func (c *Console) approvalView(pending []codemode.PendingAction) *runView {
 	return v
 }
 
-// outcomeView is the outcome of a decision, shown once after it.
+// outcomeView is the outcome of a decision, shown once after it, its
+// values cut as the run's page cuts them.
 type outcomeView struct {
 	Verb    string
 	Status  string
-	Result  *jsonNode
-	Error   []visible.Segment
+	Result  *valueView
+	Error   *valueView
 	Pending []actionView
 	// A rollback's report.
 	Reverted, UnknownReverted []int
@@ -470,22 +498,22 @@ type outcomeView struct {
 }
 
 func newOutcomeView(f *flash) *outcomeView {
-	o := f.outcome
+	o, id := f.outcome, f.outcome.ExecutionID
 	v := &outcomeView{
 		Verb:            f.verb,
 		Status:          o.Status.String(),
-		Error:           visible.Segments(o.Error),
+		Error:           logValue(id+"-outcome-error", o.Error, false, len(o.Error), previewChars, valueHref(id, 0, "error")),
 		Reverted:        o.Reverted,
 		UnknownReverted: o.UnknownReverted,
 		Failures:        o.Failures,
 		NotReverted:     o.NotReverted,
 	}
 	if o.Status == codemode.StatusCompleted {
-		v.Result = jsonView(o.ExecutionID+"-outcome", o.Result)
+		v.Result = logValue(id+"-outcome", string(o.Result), true, len(o.Result), previewChars, valueHref(id, 0, "result"))
 	}
 	for _, p := range o.Pending {
 		v.Pending = append(v.Pending, actionView{Seq: p.Seq, Connector: visible.Segments(p.Connector), Method: visible.Segments(p.Method),
-			Args:   &valueView{ID: fmt.Sprintf("%s-outcome-%d", o.ExecutionID, p.Seq), JSON: jsonView(fmt.Sprintf("%s-outcome-%d", o.ExecutionID, p.Seq), p.Args)},
+			Args:   logValue(fmt.Sprintf("%s-outcome-%d", id, p.Seq), string(p.Args), true, len(p.Args), previewChars, valueHref(id, p.Seq, "args")),
 			SignIn: p.Awaits == codemode.AwaitsSignIn, SignInWhy: visible.Segments(p.Reason)})
 	}
 	return v
@@ -496,6 +524,7 @@ type snippetView struct {
 	Name          []visible.Segment
 	Description   []visible.Segment
 	Code          []codeLine
+	CodeCut       *valueView // says Code is its first textChars characters (nil: all of it)
 	InputSchema   *jsonNode
 	Connectors    string
 	FromExecution string

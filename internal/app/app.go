@@ -202,8 +202,10 @@ func (a *App) startConnectors(ctx context.Context) ([]catalog.Source, error) {
 		wg.Go(func() {
 			// Every error here stops start-up: it is a configuration
 			// mistake, since a downstream that is down starts unavailable.
+			// It says where the file has the connector ("file:line: ",
+			// as config's errors do).
 			if conns[i], errs[i] = a.startConnector(ctx, cc); errs[i] != nil {
-				errs[i] = fmt.Errorf("fatal: %w", errs[i])
+				errs[i] = fmt.Errorf("fatal: %s%w", (&config.Error{File: cfg.Path, Line: cc.Line}).Error(), errs[i])
 			}
 		})
 	}
@@ -285,7 +287,7 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 		retry := backoff.Policy{First: cc.RestartDelay, Max: cc.MaxRestartDelay}
 		c, err := openapi.Open(ctx, ocfg, retry, func() { a.refresh.changed(cc.Name) })
 		if err != nil {
-			return nil, fmt.Errorf("connector %s (line %d): %w", cc.Name, cc.Line, err)
+			return nil, fmt.Errorf("connector %s: %w", cc.Name, err)
 		}
 		return c, nil
 	}

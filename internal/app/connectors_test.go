@@ -2,15 +2,18 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/config"
 )
 
 // A builtin configured under another name is that name in programs and
@@ -63,5 +66,30 @@ func TestConnectorDiagnosticsAreWarnings(t *testing.T) {
 	want := `connector pets: getPet: method name "getPet" is already taken by getPet; operation skipped`
 	if !slices.Contains(a.Warnings, want) {
 		t.Errorf("warnings %q do not hold %q", a.Warnings, want)
+	}
+}
+
+// A connector that cannot start stops start-up with an error that names
+// the connector and where the configuration file has it, as a mistake
+// found when the file is read does, and the connectors that did start
+// are closed (goleak).
+func TestAConnectorThatCannotStartNamesItsLine(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "codemode.yaml")
+	yaml := "store:\n  path: " + strconv.Quote(filepath.Join(dir, "c.db")) + "\n" +
+		"sandbox:\n  isolation: inprocess\n" +
+		"connectors:\n  memo:\n    builtin: notes\n" +
+		"  remote:\n    url: http://example.com/mcp\n    oauth:\n      client_id: abc\n" // line 8
+	cfg, err := config.Parse([]byte(yaml), file)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	a, err := Open(context.Background(), cfg, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err == nil {
+		a.Close()
+		t.Fatal("Open started a connector whose OAuth cannot work")
+	}
+	if want := "fatal: " + file + ":8: connector remote: oauth: "; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Open: %v\nwant it to begin %q", err, want)
 	}
 }
