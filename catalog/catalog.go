@@ -366,10 +366,8 @@ func (s *Connector) Method(name string) *Method { return s.byName[name] }
 
 // bySourceName finds a listed method by its source name.
 func (s *Connector) bySourceName(name string) *Method {
-	for _, t := range s.Methods {
-		if t.Def.SourceName == name {
-			return t
-		}
+	if i := slices.IndexFunc(s.Methods, func(t *Method) bool { return t.Def.SourceName == name }); i >= 0 {
+		return s.Methods[i]
 	}
 	return nil
 }
