@@ -106,7 +106,11 @@ type Store interface {
 	// Task and CreatedAt are written once, by CreateExecution.
 	UpdateExecution(ctx context.Context, e *Execution, from ExecStatus) error
 	// ListExecutions returns executions newest first, ties in insertion
-	// order (the later first), as f selects.
+	// order (the later first), as f selects. An execution the store
+	// cannot read (a status or a value it cannot decode) is left out,
+	// logged with its id and what is wrong, and not counted in f.Limit:
+	// one bad row must not hide the others (recovery lists the runs it
+	// recovers). GetExecution of it says what is wrong.
 	ListExecutions(ctx context.Context, f ExecutionFilter) ([]*Execution, error)
 	// DeleteExecution removes an execution and its log; ErrNotFound if absent.
 	DeleteExecution(ctx context.Context, id string) error
