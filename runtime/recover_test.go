@@ -421,8 +421,9 @@ func TestAProcessTakenForGoneStopsActing(t *testing.T) {
 		t.Fatalf("running = %v, %v; want one run", runs, err)
 	}
 	x := runs[0]
+	read := x.UpdatedAt
 	x.Status, x.Owner, x.Error = codemode.StatusError, "", "interrupted: recovered by another process"
-	if err := e.store.UpdateExecution(e.ctx, x, codemode.StatusRunning); err != nil {
+	if err := e.store.UpdateExecution(e.ctx, x, codemode.StatusRunning, read); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.store.RemoveOwner(e.ctx, runtime.OwnerID(e.rt)); err != nil {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
@@ -117,21 +118,22 @@ func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Executio
 	return e, nil
 }
 
-// UpdateExecution moves an execution if its status is still from
-// (codemode.Store).
-func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus) error {
+// UpdateExecution moves an execution if its status is still from and it
+// has not changed since (codemode.Store).
+func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, since time.Time) error {
 	vals, err := executionValues(e)
 	if err != nil {
 		return fmt.Errorf("update execution %s: %w", e.ID, err)
 	}
 	t := stamp(e.UpdatedAt)
 	n, err := s.db.Exec(ctx, `UPDATE executions SET status = $1, result = $2, error = $3, logs = $4, connectors = $5, clock = $6, owner = $7, updated_at = $8
-		WHERE id = $9 AND status = $10`, append(vals, nanos(t), e.ID, from.String())...)
+		WHERE id = $9 AND status = $10 AND updated_at = $11`, append(vals, nanos(t), e.ID, from.String(), nanos(since))...)
 	switch {
 	case err != nil:
 		return fmt.Errorf("update execution %s: %w", e.ID, err)
 	case n == 0:
-		return s.explain(ctx, "update execution "+e.ID, `SELECT 'status is ' || status FROM executions WHERE id = $1`, []any{e.ID}, from.String())
+		return s.explain(ctx, "update execution "+e.ID, `SELECT 'status is ' || status || CASE WHEN status = $2 THEN ', changed since it was read' ELSE '' END
+			FROM executions WHERE id = $1`, []any{e.ID, from.String()}, from.String()+" as read")
 	}
 	e.UpdatedAt = t
 	return nil

@@ -91,7 +91,7 @@ func testUpdateExecution(t *testing.T, f Factory) {
 		Connectors: map[string]string{"notes": "sha256:def", "files": "sha256:123"},
 		Clock:      codemode.Clock{Seed: 7, Times: []int64{5}},
 	}
-	must(t, s.UpdateExecution(ctx, want, codemode.StatusRunning))
+	must(t, s.UpdateExecution(ctx, want, codemode.StatusRunning, at(0)))
 	if !want.UpdatedAt.After(at(0)) {
 		t.Errorf("UpdatedAt = %v, want a zero one set by the store", want.UpdatedAt)
 	}
@@ -105,7 +105,7 @@ func testUpdateExecution(t *testing.T, f Factory) {
 
 	// Clearing fields stores them empty; a given UpdatedAt is kept.
 	cleared := &codemode.Execution{ID: e.ID, Status: codemode.StatusRunning, UpdatedAt: at(9)}
-	must(t, s.UpdateExecution(ctx, cleared, codemode.StatusPaused))
+	must(t, s.UpdateExecution(ctx, cleared, codemode.StatusPaused, want.UpdatedAt))
 	got = execution(t, s, e.ID)
 	cleared.Code, cleared.CreatedAt, cleared.Task, cleared.StartedBy = e.Code, e.CreatedAt, e.Task, e.StartedBy
 	if diff := cmp.Diff(cleared, got); diff != "" {
@@ -116,21 +116,28 @@ func testUpdateExecution(t *testing.T, f Factory) {
 func testUpdateExecutionErrors(t *testing.T, f Factory) {
 	s := f.New(t)
 	ctx := context.Background()
-	create(t, s, NewExecution("exec_p", codemode.StatusPaused))
+	p := NewExecution("exec_p", codemode.StatusPaused)
+	p.CreatedAt = at(1)
+	create(t, s, p)
 	tests := []struct {
-		name string
-		e    *codemode.Execution
-		from codemode.ExecStatus
-		is   error
+		name  string
+		e     *codemode.Execution
+		from  codemode.ExecStatus
+		since time.Time
+		is    error
+		says  string
 	}{
-		{"wrong from", NewExecution("exec_p", codemode.StatusCompleted), codemode.StatusRunning, codemode.ErrConflict},
-		{"unknown id", NewExecution("exec_none", codemode.StatusCompleted), codemode.StatusRunning, codemode.ErrNotFound},
+		{"wrong from", NewExecution("exec_p", codemode.StatusCompleted), codemode.StatusRunning, at(1), codemode.ErrConflict, "status is paused, not running as read"},
+		// Paused as read, but not the pause that was read (the run left
+		// it and came back): a decision about that one is refused.
+		{"changed since", NewExecution("exec_p", codemode.StatusRejected), codemode.StatusPaused, at(0), codemode.ErrConflict, "status is paused, changed since it was read, not paused as read"},
+		{"unknown id", NewExecution("exec_none", codemode.StatusCompleted), codemode.StatusRunning, at(1), codemode.ErrNotFound, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := s.UpdateExecution(ctx, tt.e, tt.from)
-			if !errors.Is(err, tt.is) {
-				t.Fatalf("UpdateExecution error = %v, want %v", err, tt.is)
+			err := s.UpdateExecution(ctx, tt.e, tt.from, tt.since)
+			if !errors.Is(err, tt.is) || !strings.Contains(fmt.Sprint(err), tt.says) {
+				t.Fatalf("UpdateExecution error = %v, want %v saying %q", err, tt.is, tt.says)
 			}
 		})
 	}
