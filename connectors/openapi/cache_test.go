@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestStorePrunesOtherBuilds: writing a document's derivation removes that
@@ -50,5 +51,65 @@ func TestStorePrunesOtherBuilds(t *testing.T) {
 	}
 	if d, err := c.load(doc, 100); err != nil || d == nil {
 		t.Fatalf("the stored derivation does not load: %v, %v", d, err)
+	}
+}
+
+// TestWriteRemovesStaleTemporaries: a write into a cache directory removes
+// the temporary files that writes which never finished (a crash, a kill)
+// left there, and nothing else: not a temporary file a concurrent writer
+// may still be writing (a recent one), not a symlink shaped like one or
+// what it points to, not a directory, not a file of another name.
+func TestWriteRemovesStaleTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	target := cachePath(dir, "documents", "https://api.example/openapi.json", ".doc")
+	sub := filepath.Dir(target)
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * staleTemporary)
+	file := func(name string, mtime time.Time) string {
+		t.Helper()
+		p := filepath.Join(sub, name)
+		if err := os.WriteFile(p, []byte("half a document"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stale := file(".tmp-1234567890", old)
+	recent := file(".tmp-42", time.Now())
+	otherName := file(".tmp-notes", old)
+	notTemp := file("notes.tmp-1", old)
+	outside := filepath.Join(t.TempDir(), "outside")
+	if err := os.WriteFile(outside, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(outside, old, old); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(sub, ".tmp-7")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	dirShaped := filepath.Join(sub, ".tmp-8")
+	if err := os.Mkdir(dirShaped, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(dirShaped, old, old); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := writeFileAtomic(target, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale temporary file is left (%v)", err)
+	}
+	for _, kept := range []string{target, recent, otherName, notTemp, link, outside, dirShaped} {
+		if _, err := os.Lstat(kept); err != nil {
+			t.Errorf("%s is removed: %v", kept, err)
+		}
 	}
 }

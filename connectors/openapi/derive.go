@@ -108,16 +108,24 @@ func derive(ctx context.Context, root *value, size int) (*derivation, error) {
 		return nil, errors.New("not an OpenAPI document: the top level is not an object")
 	}
 	d := &deriver{ctx: ctx, root: root, warned: map[uint64]bool{}}
-	switch v, sw := root.getText("openapi"), root.get("swagger"); {
-	case v != "":
-		if !strings.HasPrefix(v, "3.") {
-			return nil, fmt.Errorf("unsupported OpenAPI version %q (3.0, 3.1 and Swagger 2.0 are)", v)
+	// A version is read as written, a number too (YAML's unquoted
+	// "openapi: 3.1"), and quoted clipped: the document may be hostile.
+	version := func(v *value) string {
+		if v.scalar() {
+			return short.Quote(v.text)
+		}
+		return "(" + kindName(v.kind) + ")"
+	}
+	switch v, sw := root.get("openapi"), root.get("swagger"); {
+	case v != nil && v.kind != kindNull:
+		if !v.scalar() || !strings.HasPrefix(v.text, "3.") {
+			return nil, fmt.Errorf("unsupported OpenAPI version %s (3.0, 3.1 and Swagger 2.0 are)", version(v))
 		}
 		comps := root.get("components").get("schemas")
-		d.conv = &schemaConv{doc: root, components: comps, defsPtr: "/components/schemas/", oas31: !strings.HasPrefix(v, "3.0")}
+		d.conv = &schemaConv{doc: root, components: comps, defsPtr: "/components/schemas/", oas31: !strings.HasPrefix(v.text, "3.0")}
 	case sw != nil:
-		if sw.text != "2.0" {
-			return nil, fmt.Errorf("unsupported Swagger version %q (2.0 is)", sw.text)
+		if !sw.scalar() || sw.text != "2.0" {
+			return nil, fmt.Errorf("unsupported Swagger version %s (2.0 is)", version(sw))
 		}
 		d.swagger2 = true
 		d.conv = &schemaConv{doc: root, components: root.get("definitions"), defsPtr: "/definitions/"}

@@ -266,12 +266,14 @@ func cachePath(dir, kind, key, ext string) string {
 }
 
 // writeFileAtomic writes a file through a temporary file and a rename, so
-// a reader never sees half of it.
+// a reader never sees half of it. It then removes the directory's stale
+// temporary files (see removeStaleTemporaries).
 func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	f, err := os.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
 		return err
 	}
@@ -281,8 +283,38 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
+		return err
 	}
-	return err
+	removeStaleTemporaries(dir)
+	return nil
+}
+
+// tempPrefix starts the name of writeFileAtomic's temporary files;
+// os.CreateTemp ends it with decimal digits.
+const tempPrefix = ".tmp-"
+
+// staleTemporary is the age past which a temporary file is one a write
+// left when it never finished (a crash, a kill), not one a concurrent
+// writer (another process on the same cache) is still writing: a write
+// takes under a second.
+const staleTemporary = 10 * time.Minute
+
+// removeStaleTemporaries removes, best effort, what writes that never
+// finished left in dir (up to a whole document or derivation each, which
+// nothing else removes): only regular files (a symlink is neither
+// followed nor removed) named as os.CreateTemp names writeFileAtomic's,
+// and modified more than staleTemporary ago.
+func removeStaleTemporaries(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		digits, ok := strings.CutPrefix(e.Name(), tempPrefix)
+		if !ok || digits == "" || strings.Trim(digits, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTemporary {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // A specDocument is a document as spec reads it: parsed once, so that a

@@ -210,6 +210,10 @@ func TestNotOpenAPI(t *testing.T) {
 		{"no version", `{"info": {"title": "x"}}`, `neither "openapi" nor "swagger"`},
 		{"OpenAPI 4", `{"openapi": "4.0.0"}`, `unsupported OpenAPI version "4.0.0"`},
 		{"Swagger 1.2", `{"swagger": "1.2"}`, `unsupported Swagger version "1.2"`},
+		{"an object as the version", `{"openapi": {"major": 3}}`, `unsupported OpenAPI version (an object)`},
+		// A version from a hostile document is clipped, as a warning is.
+		{"a long version", `{"openapi": "4` + strings.Repeat("x", 1<<20) + `"}`, `unsupported OpenAPI version "4xxxxx`},
+		{"a long Swagger version", `{"swagger": "1` + strings.Repeat("x", 1<<20) + `"}`, `unsupported Swagger version "1xxxxx`},
 		{"an array", `[1]`, "the top level is not an object"},
 	}
 	for _, tt := range tests {
@@ -219,10 +223,19 @@ func TestNotOpenAPI(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := New(context.Background(), Config{Name: "x", Document: p})
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %v, want it to say %q", err, tt.want)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || len(err.Error()) > 4*maxMessage {
+				t.Errorf("err = %.300v (%d bytes), want it to say %q", err, len(fmt.Sprint(err)), tt.want)
 			}
 		})
+	}
+	// A version written as a number (YAML's unquoted "openapi: 3.1") is
+	// read as written, as "swagger: 2.0" is.
+	p := filepath.Join(dir, "number.yaml")
+	if err := os.WriteFile(p, []byte("openapi: 3.1\ninfo: {title: x, version: '1'}\npaths: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(context.Background(), Config{Name: "x", Document: p}); err != nil {
+		t.Errorf("openapi: 3.1 unquoted: %v", err)
 	}
 	if _, err := New(context.Background(), Config{Name: "x", Document: filepath.Join(dir, "missing.json")}); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("missing file: %v", err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -269,5 +270,24 @@ func TestCallResultShape(t *testing.T) {
 	}
 	if diff := cmp.Diff(connectors.Result{Value: json.RawMessage(`{"id":1}`)}, res); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestAPIMessageDoesNotBuildTheBody: finding the API's message in an error
+// body reads only the members it can be in, and builds nothing of the
+// rest: parsed whole, an error body of "[0,0,…]" under the 16 MiB cap was
+// 640 MiB of values (40 times its size), for each such answer at once.
+func TestAPIMessageDoesNotBuildTheBody(t *testing.T) {
+	body := []byte(`{"pad":[0` + strings.Repeat(",0", 1<<20) + `],"errors":[{"message":"boom","pad":[0` + strings.Repeat(",0", 1<<20) + `]}]}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	msg := apiMessage(body)
+	runtime.ReadMemStats(&after)
+	if msg != "boom" {
+		t.Fatalf("message %q, want boom", msg)
+	}
+	// The member the message is in is copied, the body is not built.
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(2*len(body)) {
+		t.Errorf("finding the message in %d KiB allocated %d KiB, %.1f times the body", len(body)>>10, got>>10, float64(got)/float64(len(body)))
 	}
 }

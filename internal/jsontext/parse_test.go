@@ -2,6 +2,7 @@ package jsontext
 
 import (
 	"encoding/json"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,4 +112,45 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("Parse(%q) = %v; encoding/json: %v", raw, got, want)
 		}
 	})
+}
+
+// wide is a value of 64 bytes, as a parsed value's node is; wides builds
+// nothing, so that what a parse allocates is the parser's own.
+type wide struct{ _ [8]int64 }
+
+type wides struct{}
+
+func (wides) Null() wide                           { return wide{} }
+func (wides) Bool(bool) wide                       { return wide{} }
+func (wides) String(string) wide                   { return wide{} }
+func (wides) Number([]byte) (wide, bool)           { return wide{}, true }
+func (wides) Array([]wide) wide                    { return wide{} }
+func (wides) Object([]string, []wide) (wide, bool) { return wide{}, true }
+
+// TestParseAllocatesItemsOnce: the items of a large array, and the keys
+// and values of a large object, are allocated once, at their size: not
+// gathered on a growing stack and copied out, which took several times
+// what the values take (for a document of "[0,0,…]", 141 times its size
+// at the peak, against 40 for the values).
+func TestParseAllocatesItemsOnce(t *testing.T) {
+	const n = 1 << 18
+	for name, raw := range map[string]string{
+		"array":  "[0" + strings.Repeat(",0", n-1) + "]",
+		"object": `{"a":0` + strings.Repeat(`,"a":0`, n-1) + "}",
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, ok := Parse[wide]([]byte(raw), 10, wides{}); !ok {
+			t.Fatalf("%s: not parsed", name)
+		}
+		runtime.ReadMemStats(&after)
+		// The items (64 bytes each) and, for the object, the keys (16).
+		need := uint64(n * 64)
+		if name == "object" {
+			need += n * 16
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > need+need/4 {
+			t.Errorf("%s of %d items: the parse allocated %d MiB, %.1f times the %d MiB of its items", name, n, got>>20, float64(got)/float64(need), need>>20)
+		}
+	}
 }
