@@ -611,6 +611,21 @@ false, false, true]`)
 	sandboxtest.WantCompleted(t, code, o, `"function tomorrow() { [native code] }"`)
 }
 
+// TestConnectorMethodsShowNoGoSymbol: a connector method's Go function,
+// read through its property descriptor or seen in an error's stack, is
+// named as a built-in would be, not by its Go symbol.
+func TestConnectorMethodsShowNoGoSymbol(t *testing.T) {
+	e := newExecutor(t)
+	code := `const d = Object.getOwnPropertyDescriptor(notes, "createNote").value;
+const frames = [];
+for (const f of [notes.createNote, d]) {
+  try { f(1) } catch (e) { frames.push(e.stack.split("\n")[1].trim()) }
+}
+[d.name, String(d), ...frames]`
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}),
+		`["createNote", "function createNote() { [native code] }", "at call (native)", "at createNote (native)"]`)
+}
+
 func TestTimers(t *testing.T) {
 	e := newExecutor(t)
 	code := `
