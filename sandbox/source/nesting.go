@@ -17,9 +17,9 @@ const (
 // with the size: its output indents every level (n nested blocks print as
 // n² spaces: 4 KB of braces become 8 MB), nested functions cost it time per
 // enclosing scope (a thousand nested `a=>` take seconds), and long runs of
-// prefix operators recurse in its parser. Normalize runs before a pass's
-// timeout and, in process, in the server, so its cost must follow the
-// code's size; with the depth bounded it does (a level costs at most a few
+// prefix operators recurse in its parser. Normalize cannot be interrupted
+// and, in process, runs in the server, so its cost must follow the code's
+// size; with the depth bounded it does (a level costs at most a few
 // spaces of indentation per output line).
 //
 // The depth is counted on the code's tokens, skipping strings, comments,
