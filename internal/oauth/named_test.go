@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
 // remoteFetcher is a Fetcher that reaches "https://example.com:port" (a
@@ -138,5 +140,42 @@ func TestLocalServerMayNameLocalHTTP(t *testing.T) {
 	}
 	if _, err := f.Issuer(context.Background(), srv.URL+"/as"); err != nil {
 		t.Fatalf("Issuer: %v", err)
+	}
+}
+
+// A grant stored before discovery refused plain-http loopback endpoints
+// named by a remote server keeps those endpoints: they are checked again
+// when used. Its refresh is refused (a sign-in is needed, which discovers
+// again) and its sign-out revokes nothing, and the local port is never
+// asked, with the refresh token or anything else.
+func TestAStoredGrantsLocalEndpointsAreCheckedOnUse(t *testing.T) {
+	var localHits atomic.Int32
+	local := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		localHits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"access_token": "at-2", "token_type": "Bearer"})
+	}))
+	defer local.Close()
+	e := newEnv(t)
+	s := e.session(nil, Config{Server: "https://mcp.example.com/mcp"})
+	now := e.clock.Now()
+	old := &grant{Server: s.server, Resource: s.server, TokenEndpoint: local.URL + "/token", RevocationEndpoint: local.URL + "/revoke",
+		ClientID: "c-1", AuthMethod: authNone, AccessToken: "at-1", RefreshToken: "rt-1", Obtained: now.Add(-2 * time.Hour), Expiry: now.Add(-time.Hour)}
+	ctx := context.Background()
+	if err := s.vault.put(ctx, KindGrant, s.id, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SignOut(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.vault.put(ctx, KindGrant, s.id, old); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.accessToken(ctx)
+	if sr, ok := connectors.AsSignInRequired(err); !ok || !strings.Contains(sr.Reason, "token endpoint") || !strings.Contains(sr.Reason, "plain http") {
+		t.Errorf("refreshing the stored grant: %v; want a sign-in required, saying why the token endpoint is refused", err)
+	}
+	if n := localHits.Load(); n != 0 {
+		t.Errorf("the stored grant's local endpoints were asked %d times", n)
 	}
 }

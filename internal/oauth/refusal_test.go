@@ -183,3 +183,54 @@ func TestServerScopesAreBounded(t *testing.T) {
 		t.Errorf("%d bytes of log", l)
 	}
 }
+
+// A registration whose client_secret_expires_at is beyond any date (as
+// a number too large for seconds since 1970) is one that does not
+// expire: the next sign-in reuses it rather than registering again.
+func TestAFarClientSecretExpiryIsNotPast(t *testing.T) {
+	for _, at := range []float64{1e19, 9.2e18, 1e300} {
+		t.Run(fmt.Sprint(at), func(t *testing.T) {
+			f := oauthtest.New(t)
+			f.AuthMethods = []string{"client_secret_basic"} // the registration gets a secret
+			f.RegisterAnswer = map[string]any{"client_secret_expires_at": at}
+			e := newEnv(t)
+			s := e.session(f, Config{})
+			for range 2 {
+				if _, err := signIn(t, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if regs, _, _, _ := f.Snapshot(); regs != 1 {
+				t.Errorf("two sign-ins registered %d clients; want 1 (the secret does not expire)", regs)
+			}
+		})
+	}
+}
+
+// A registration whose answer gives the client an authentication method
+// this client cannot use (a private_key_jwt without a key, a TLS client
+// certificate) is refused at once, naming the method, and not kept: the
+// sign-in does not go to the browser only to fail at the code's exchange,
+// nor does every later sign-in reuse it.
+func TestRegistrationWithAnUnusableAuthMethodIsRefused(t *testing.T) {
+	for _, method := range []string{"private_key_jwt", "tls_client_auth"} {
+		t.Run(method, func(t *testing.T) {
+			f := oauthtest.New(t)
+			f.AuthMethods = []string{"client_secret_basic"} // the registration gets a secret
+			f.RegisterAnswer = map[string]any{"token_endpoint_auth_method": method}
+			e := newEnv(t)
+			s := e.session(f, Config{})
+			a, err := s.BeginSignIn(context.Background())
+			if a != nil {
+				a.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), method) {
+				t.Fatalf("sign-in with a registration for %s: %v; want it refused, naming the method", method, err)
+			}
+			f.Set(func(f *oauthtest.Server) { f.RegisterAnswer = nil })
+			if _, err := signIn(t, s); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -39,6 +39,10 @@ func (r *registration) client(d *discovery) clientAuth {
 	return clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, audience: d.meta.Issuer, regID: regID(d)}
 }
 
+// maxExpiresAt is 9999-12-31T23:59:59Z, the latest client_secret_expires_at
+// taken for a date.
+const maxExpiresAt = 253402300799
+
 // maxClientCredential bounds a registered client_id and client_secret:
 // issuers send fewer than 256 bytes, and each is sent with every token
 // request, stored and kept in the scrubber.
@@ -130,9 +134,15 @@ func (s *Session) register(ctx context.Context, d *discovery, redirect string, s
 	case r.AuthMethod == "":
 		// A secret without a method: as the server supports.
 		r.AuthMethod = chooseAuthMethod(d.meta.TokenEndpointAuthMethodsSupported, true)
+	case r.AuthMethod != authBasic && r.AuthMethod != authPost && r.AuthMethod != authNone:
+		// (private_key_jwt without a key, a TLS client certificate: every
+		// sign-in with it would fail at the code's exchange.)
+		return nil, s.errorf("the registration endpoint registered a client that authenticates by %q, which this client cannot (%s, %s or %s)", clean(r.AuthMethod, 64), authBasic, authPost, authNone)
 	}
-	if m.ClientSecretExpiresAt > 0 {
-		r.Expires = time.Unix(int64(m.ClientSecretExpiresAt), 0)
+	// (0 says never; so does a date past 9999, which time.Unix would
+	// wrap around into the past: every sign-in would register again.)
+	if at := m.ClientSecretExpiresAt; at > 0 && at <= maxExpiresAt {
+		r.Expires = time.Unix(int64(at), 0)
 	}
 	s.log.Info("registered a client with the authorization server", "authorization_server", redacted(d.issuerOrEndpoint()), "auth_method", r.AuthMethod)
 	return r, nil

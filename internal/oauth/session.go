@@ -510,6 +510,9 @@ func (s *Session) renew(ctx context.Context, g, leased *grant, lraw []byte) (*gr
 	// tokens go in the scrubber before they are sent (an answer may echo
 	// them).
 	s.tokens.Set(g.AccessToken, g.RefreshToken)
+	if err := s.storedURL(g.TokenEndpoint, "the stored grant's token endpoint"); err != nil {
+		return nil, s.refuse(ctx, leased, lraw, err.Error()+"; sign in again")
+	}
 	form := tokenForm("refresh_token", g.Resource, nil, "refresh_token", g.RefreshToken)
 	t, err := s.f.requestTokens(ctx, g.TokenEndpoint, form, s.authFor(g), s.cfg.Scrubber, s.cfg.Now())
 	if err != nil {
@@ -560,6 +563,20 @@ func (s *Session) refuse(ctx context.Context, g *grant, raw []byte, reason strin
 		s.adopt(&r)
 	}
 	return s.needSignIn(reason)
+}
+
+// storedURL checks again an endpoint a stored grant keeps (what names it
+// in the error) before a token or a secret is sent there, as discovery
+// checks the endpoints a server names (namedURL): a grant stored before
+// discovery refused plain http to this machine from a remote server keeps
+// what it was given. The configured token endpoint (token exchange) is
+// the operator's, checked by New.
+func (s *Session) storedURL(raw, what string) error {
+	if raw == s.cfg.TokenEndpoint {
+		return nil
+	}
+	_, err := namedURL(raw, what, isLoopback(s.su.Hostname()))
+	return err
 }
 
 // authFor is how the client of g authenticates: the configured secret or
@@ -664,6 +681,10 @@ func (s *Session) SignOut(ctx context.Context) error {
 // first (which ends the grant on most servers).
 func (s *Session) revoke(ctx context.Context, g *grant) {
 	if g.RevocationEndpoint == "" {
+		return
+	}
+	if err := s.storedURL(g.RevocationEndpoint, "the stored grant's revocation endpoint"); err != nil {
+		s.log.Warn("not revoking the tokens; they are forgotten here all the same", "err", err)
 		return
 	}
 	for _, t := range []struct{ tok, hint string }{{g.RefreshToken, "refresh_token"}, {g.AccessToken, "access_token"}} {

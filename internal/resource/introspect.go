@@ -21,7 +21,9 @@ type flight struct {
 }
 
 // introspect asks the issuer about a token that is not a JWT (RFC 7662),
-// through the cache of active answers. One introspection of a token is
+// through the caches of its answers (active, and refusing: a client that
+// repeats a bad token costs the issuer one introspection each CacheTTL;
+// apart, so that a flood of bad tokens does not push out good ones). One introspection of a token is
 // under way at a time: a burst of requests with one opaque token costs
 // the issuer one request, not one each. A Validate waiting for another's
 // stops when its own context ends, and asks itself when the other gave up.
@@ -33,10 +35,12 @@ func (v *Validator) introspect(ctx context.Context, token string) (*codemode.Pri
 	for {
 		now := v.cfg.Now()
 		v.mu.Lock()
-		hit, ok := v.cache[sum] // (an expired answer stays until remember makes room or replaces it)
-		if ok && now.Before(hit.expires) {
-			v.mu.Unlock()
-			return hit.p, nil
+		for _, m := range []map[[sha256.Size]byte]cached{v.cache, v.refused} {
+			// (an expired answer stays until remember makes room or replaces it)
+			if hit, ok := m[sum]; ok && now.Before(hit.expires) {
+				v.mu.Unlock()
+				return hit.p, hit.err
+			}
 		}
 		f := v.flights[sum]
 		if f == nil {
@@ -64,11 +68,11 @@ func (v *Validator) introspect(ctx context.Context, token string) (*codemode.Pri
 }
 
 // introspectNow asks the issuer about token (of SHA-256 sum) and caches
-// an active answer.
+// its answer.
 func (v *Validator) introspectNow(ctx context.Context, token string, sum [sha256.Size]byte, now time.Time) (*codemode.Principal, error) {
 	endpoint := v.cfg.IntrospectionEndpoint
 	if endpoint == "" {
-		meta, err := v.metadata(ctx)
+		meta, err := v.metadata(ctx, KeysMaxAge)
 		if err != nil {
 			return nil, err
 		}
@@ -85,40 +89,43 @@ func (v *Validator) introspectNow(ctx context.Context, token string, sum [sha256
 		return nil, fmt.Errorf("token introspection at %s answered %d (is server.auth.introspection's client allowed to introspect?)", endpoint, status)
 	}
 	var c claims
-	if err := decodeClaims(body, &c, "introspection answer"); errors.Is(err, ErrInvalid) {
-		return nil, err
-	} else if err != nil {
+	err = decodeClaims(body, &c, "introspection answer")
+	switch {
+	case err != nil && !errors.Is(err, ErrInvalid):
 		return nil, fmt.Errorf("token introspection at %s: the answer is not a JSON object of the expected types", endpoint)
+	case err == nil && (c.Active == nil || !*c.Active):
+		err = fmt.Errorf("%w: the token is not active (expired, revoked or unknown to the issuer)", ErrInvalid)
 	}
-	if c.Active == nil || !*c.Active {
-		return nil, fmt.Errorf("%w: the token is not active (expired, revoked or unknown to the issuer)", ErrInvalid)
+	var p *codemode.Principal
+	if err == nil {
+		p, err = v.check(&c, false)
 	}
-	p, err := v.check(&c, false)
-	if err != nil {
+	if err != nil { // (an answer refusing the token: ErrInvalid)
+		v.remember(v.refused, sum, cached{err: err, expires: now.Add(CacheTTL)}, now)
 		return nil, err
 	}
 	expires := now.Add(CacheTTL)
 	if c.Exp != nil && c.Exp.time().Before(expires) {
 		expires = c.Exp.time()
 	}
-	v.remember(sum, cached{p: p, expires: expires}, now)
+	v.remember(v.cache, sum, cached{p: p, expires: expires}, now)
 	return p, nil
 }
 
-// remember caches an active answer, making room when the cache is full:
-// expired entries go first, then an arbitrary one (map order), which
-// costs that token one more introspection.
-func (v *Validator) remember(sum [sha256.Size]byte, c cached, now time.Time) {
+// remember caches an answer in m (v.cache or v.refused), making room
+// when it holds CacheSize: expired entries go first, then an arbitrary
+// one (map order), which costs that token one more introspection.
+func (v *Validator) remember(m map[[sha256.Size]byte]cached, sum [sha256.Size]byte, c cached, now time.Time) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if len(v.cache) >= CacheSize {
-		maps.DeleteFunc(v.cache, func(_ [sha256.Size]byte, old cached) bool { return !now.Before(old.expires) })
+	if len(m) >= CacheSize {
+		maps.DeleteFunc(m, func(_ [sha256.Size]byte, old cached) bool { return !now.Before(old.expires) })
 	}
-	for k := range v.cache {
-		if len(v.cache) < CacheSize {
+	for k := range m {
+		if len(m) < CacheSize {
 			break
 		}
-		delete(v.cache, k)
+		delete(m, k)
 	}
-	v.cache[sum] = c
+	m[sum] = c
 }

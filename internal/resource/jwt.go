@@ -35,18 +35,18 @@ func (v *Validator) verifyJWT(ctx context.Context, token string, h jws.Header) (
 // yet checked, into claims.
 func (v *Validator) verify(ctx context.Context, token string, h jws.Header, what string, claims any) error {
 	if !slices.Contains(jws.Algorithms, h.Alg) {
-		return fmt.Errorf("%w: the token is signed with an algorithm this server does not accept (alg)", ErrInvalid)
+		return fmt.Errorf("%w: the %s is signed with an algorithm this server does not accept (alg)", ErrInvalid, what)
 	}
 	if len(h.Crit) > 0 {
-		return fmt.Errorf("%w: the token has critical header parameters this server does not understand (crit)", ErrInvalid)
+		return fmt.Errorf("%w: the %s has critical header parameters this server does not understand (crit)", ErrInvalid, what)
 	}
-	key, err := v.key(ctx, h)
+	key, err := v.key(ctx, h, what)
 	if err != nil {
 		return err
 	}
 	payload, ok := jws.Verify(token, h.Alg, key)
 	if !ok {
-		return fmt.Errorf("%w: the token's signature does not verify with the issuer's key", ErrInvalid)
+		return fmt.Errorf("%w: the %s's signature does not verify with the issuer's key", ErrInvalid, what)
 	}
 	if err := decodeClaims(payload, claims, what); errors.Is(err, ErrInvalid) {
 		return err
@@ -86,15 +86,15 @@ func (s *keySet) find(h jws.Header) (crypto.PublicKey, bool) {
 	return found, n == 1
 }
 
-// key returns the issuer's key that signed a token with header h. Keys
-// are fetched on first use, when they are older than KeysMaxAge, and when
-// h names a key id they lack; every fetch but the first good one waits
-// RefetchInterval after the last (a flood of tokens with made-up key
-// ids, or an issuer whose keys cannot be fetched, costs the issuer one
-// request each interval, and the tokens meanwhile get the old keys or
-// the last failure); a token the old keys serve does not wait for a
-// fetch another token started.
-func (v *Validator) key(ctx context.Context, h jws.Header) (crypto.PublicKey, error) {
+// key returns the issuer's key that signed a token (what names it) with
+// header h. Keys are fetched on first use, when they are older than
+// KeysMaxAge, and when h names a key id they lack; every fetch but the
+// first good one waits RefetchInterval after the last (a flood of tokens
+// with made-up key ids, or an issuer whose keys cannot be fetched, costs
+// the issuer one request each interval, and its metadata another, and
+// the tokens meanwhile get the old keys or the last failure); a token
+// the old keys serve does not wait for a fetch another token started.
+func (v *Validator) key(ctx context.Context, h jws.Header, what string) (crypto.PublicKey, error) {
 	now := v.cfg.Now()
 	v.mu.Lock()
 	ks, err := v.heldLocked()
@@ -113,7 +113,7 @@ func (v *Validator) key(ctx context.Context, h jws.Header) (crypto.PublicKey, er
 	case ok:
 		return k, nil
 	}
-	return nil, fmt.Errorf("%w: the token is signed with a key the issuer does not publish (kid)", ErrInvalid)
+	return nil, fmt.Errorf("%w: the %s is signed with a key the issuer does not publish (kid)", ErrInvalid, what)
 }
 
 // fetchKeys fetches the issuer's JWK Set, unless another Validate did
@@ -121,15 +121,10 @@ func (v *Validator) key(ctx context.Context, h jws.Header) (crypto.PublicKey, er
 // ones when the fetch failed and there are some). Unless wait is set (the
 // caller lacks its key), it returns nil at once when another Validate is
 // fetching them: a caller the old keys serve does not wait on a slow
-// issuer.
+// issuer. It reads the metadata first when it is KeysMaxAge old, or
+// RefetchInterval old for a caller lacking its key (the issuer may have
+// moved its keys to another jwks_uri).
 func (v *Validator) fetchKeys(ctx context.Context, fetches int, wait bool) (*keySet, error) {
-	meta, err := v.metadata(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if meta.JWKSURI == "" {
-		return nil, fmt.Errorf("%w: the token is a JWT, but the issuer's metadata (%s) names no jwks_uri to verify it with", ErrInvalid, meta.Where)
-	}
 	if wait {
 		v.fetchMu.Lock()
 	} else if !v.fetchMu.TryLock() {
@@ -142,6 +137,17 @@ func (v *Validator) fetchKeys(ctx context.Context, fetches int, wait bool) (*key
 		return v.heldLocked()
 	}
 	v.mu.Unlock()
+	maxAge := KeysMaxAge
+	if wait {
+		maxAge = RefetchInterval
+	}
+	meta, err := v.metadata(ctx, maxAge)
+	if err != nil {
+		return nil, err
+	}
+	if meta.JWKSURI == "" {
+		return nil, fmt.Errorf("%w: the token is a JWT, but the issuer's metadata (%s) names no jwks_uri to verify it with", ErrInvalid, meta.Where)
+	}
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
 	}

@@ -7,7 +7,8 @@
 // found through its metadata (RFC 8414 / OpenID Connect discovery, by
 // internal/oauth's Fetcher) and its jwks_uri, and cached; a key id the
 // cache does not know makes it fetch the keys again (at most once per
-// RefetchInterval), so the issuer rotates its keys without a restart. Its
+// RefetchInterval; the metadata first when that is as old, as the issuer
+// may have moved them), so the issuer rotates its keys without a restart. Its
 // alg must be one of jws.Algorithms (asymmetric only: never "none", never an
 // HMAC that a public key would verify); iss must be the issuer, aud must
 // name the audience (RFC 8707's resource), exp must be in the future and
@@ -15,7 +16,8 @@
 // at the issuer's introspection endpoint with the configured client, and
 // an active answer is cached for at most CacheTTL (and never past the
 // token's exp), in a cache of at most CacheSize tokens, by the token's
-// SHA-256: a token is never kept, logged or put in an error.
+// SHA-256 (an answer refusing it for CacheTTL, in a cache of its own of
+// CacheSize): a token is never kept, logged or put in an error.
 package resource
 
 import (
@@ -54,15 +56,16 @@ const (
 	// RefetchInterval is the least time between two fetches of the keys
 	// (but for the first that succeeds): caused by a key id the cache
 	// does not know, by keys past KeysMaxAge, or after a fetch failed;
-	// and between two tries to read the issuer's metadata after one
-	// failed.
+	// and between two reads of the issuer's metadata.
 	RefetchInterval = 10 * time.Second
-	// KeysMaxAge is how long fetched keys are used before the next token
-	// fetches them again (a key the issuer withdrew stops working then).
+	// KeysMaxAge is how long fetched keys (and the metadata) are used
+	// before the next token fetches them again (a key the issuer withdrew
+	// stops working then).
 	KeysMaxAge = time.Hour
 	// CacheTTL bounds how long an introspection answer is used.
 	CacheTTL = 10 * time.Second
-	// CacheSize bounds the tokens whose introspection answers are cached.
+	// CacheSize bounds the tokens whose introspection answers are cached
+	// (active ones, and apart those refusing the token).
 	CacheSize = 1024
 	// Timeout bounds each request to the issuer.
 	Timeout = 10 * time.Second
@@ -110,24 +113,29 @@ type Validator struct {
 	// metaMu guards the metadata, and is held while it is read.
 	metaMu    sync.Mutex
 	meta      *oauth.IssuerMetadata // nil until read
+	metaAt    time.Time             // when meta was read
 	metaErr   error                 // the last failure to read it
-	metaTried time.Time
+	metaTried time.Time             // the last read, good or not
 
 	// fetchMu serialises fetches of the keys, so that a burst of tokens
 	// with a new key id makes one request.
 	fetchMu sync.Mutex
 
 	mu        sync.Mutex
-	keys      *keySet   // nil until fetched
-	keysErr   error     // why the last fetch failed, while keys is nil
-	fetches   int       // fetches of the keys made, good or not
-	refetched time.Time // the last fetch that counts against RefetchInterval
-	cache     map[[sha256.Size]byte]cached
+	keys      *keySet                       // nil until fetched
+	keysErr   error                         // why the last fetch failed, while keys is nil
+	fetches   int                           // fetches of the keys made, good or not
+	refetched time.Time                     // the last fetch that counts against RefetchInterval
+	cache     map[[sha256.Size]byte]cached  // active introspection answers
+	refused   map[[sha256.Size]byte]cached  // introspection answers refusing the token
 	flights   map[[sha256.Size]byte]*flight // the introspections under way
 }
 
+// cached is an introspection's outcome: the principal, or the ErrInvalid
+// of an answer refusing the token.
 type cached struct {
 	p       *codemode.Principal
+	err     error
 	expires time.Time
 }
 
@@ -149,7 +157,7 @@ func New(cfg Config) (*Validator, error) {
 		cfg.Now = time.Now
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	return &Validator{cfg: cfg, fetch: oauth.NewFetcher(Timeout), cache: map[[sha256.Size]byte]cached{}, flights: map[[sha256.Size]byte]*flight{}}, nil
+	return &Validator{cfg: cfg, fetch: oauth.NewFetcher(Timeout), cache: map[[sha256.Size]byte]cached{}, refused: map[[sha256.Size]byte]cached{}, flights: map[[sha256.Size]byte]*flight{}}, nil
 }
 
 // Close closes the idle connections of the Validator's own transport.
@@ -195,29 +203,31 @@ func NotToken68(r rune) bool {
 	return !strings.ContainsRune("-._~+/=", r)
 }
 
-// metadata returns the issuer's metadata, reading it on first use (and,
-// after a failure, again once RefetchInterval has passed; a caller giving
-// up is no failure).
-func (v *Validator) metadata(ctx context.Context) (*oauth.IssuerMetadata, error) {
+// metadata returns the issuer's metadata, reading it on first use and
+// again once it is maxAge old (KeysMaxAge; RefetchInterval for a token
+// whose key the keys lack, as the issuer may have moved them to another
+// jwks_uri). A read waits RefetchInterval after the last; one that fails
+// leaves the old metadata in use, and a caller giving up is no failure.
+func (v *Validator) metadata(ctx context.Context, maxAge time.Duration) (*oauth.IssuerMetadata, error) {
 	v.metaMu.Lock()
 	defer v.metaMu.Unlock()
-	switch {
-	case v.meta != nil:
-		return v.meta, nil
-	case v.metaErr != nil && v.cfg.Now().Sub(v.metaTried) < RefetchInterval:
+	now := v.cfg.Now()
+	if (v.meta == nil || now.Sub(v.metaAt) >= maxAge) && now.Sub(v.metaTried) >= RefetchInterval {
+		got, err := v.fetch.Issuer(ctx, v.cfg.Issuer)
+		if err != nil && ctx.Err() != nil {
+			return nil, err // this caller gave up: no failure of the issuer's, not kept
+		}
+		v.metaTried = v.cfg.Now()
+		if err != nil {
+			v.metaErr = fmt.Errorf("the issuer's metadata: %w", err)
+			v.cfg.Logger.Warn("server.auth: cannot read the issuer's metadata", "issuer", v.cfg.Issuer, "err", err)
+		} else {
+			v.meta, v.metaAt, v.metaErr = &got, v.metaTried, nil
+		}
+	}
+	if v.meta == nil {
 		return nil, v.metaErr
 	}
-	got, err := v.fetch.Issuer(ctx, v.cfg.Issuer)
-	if err != nil && ctx.Err() != nil {
-		return nil, err // this caller gave up: no failure of the issuer's, not kept
-	}
-	v.metaTried = v.cfg.Now()
-	if err != nil {
-		v.metaErr = fmt.Errorf("the issuer's metadata: %w", err)
-		v.cfg.Logger.Warn("server.auth: cannot read the issuer's metadata", "issuer", v.cfg.Issuer, "err", err)
-		return nil, v.metaErr
-	}
-	v.meta, v.metaErr = &got, nil
 	return v.meta, nil
 }
 

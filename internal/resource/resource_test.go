@@ -863,3 +863,65 @@ func TestAWaitingValidateAsksWhenTheOtherGivesUp(t *testing.T) {
 		t.Errorf("the second: %v after %d introspections; want bob after its own (2)", err, hits.Load())
 	}
 }
+
+// An issuer that moves its keys to another jwks_uri (its metadata names
+// the new one) needs no restart: a token whose key the old keys lack
+// makes the Validator read the metadata again (at most once every
+// RefetchInterval), then the keys at the new place.
+func TestAMovedJWKSURINeedsNoRestart(t *testing.T) {
+	as, moved := oauthtest.New(t), oauthtest.New(t)
+	v, clk := newValidator(t, as)
+	if _, err := v.Validate(context.Background(), as.SignJWT("RS256", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if moved.CurrentKey().Kid == as.CurrentKey().Kid {
+		moved.RotateKey()
+	}
+	as.Set(func(s *oauthtest.Server) { s.JWKSURI = moved.Issuer() + "/jwks" })
+	tok := moved.SignJWT("ES256", map[string]any{"iss": as.Issuer(), "aud": as.ServerURL(), "exp": clk.Now().Add(time.Hour).Unix()})
+	if _, err := v.Validate(context.Background(), tok); !errors.Is(err, resource.ErrInvalid) || moved.HitsOf("/jwks") != 0 {
+		t.Errorf("at once: %v, %d fetches at the new place; want it refused (the metadata was just read), none", err, moved.HitsOf("/jwks"))
+	}
+	clk.advance(resource.RefetchInterval)
+	if _, err := v.Validate(context.Background(), tok); err != nil {
+		t.Errorf("after RefetchInterval: %v; want the token good, its key found at the new jwks_uri", err)
+	}
+	if n := as.HitsOf("/.well-known/oauth-authorization-server"); n != 2 {
+		t.Errorf("the metadata was read %d times, want 2", n)
+	}
+}
+
+// An introspection that refuses a token is cached too, for CacheTTL, in
+// a cache of its own: a client repeating a bad opaque token costs the
+// issuer one introspection each CacheTTL, and a flood of bad tokens does
+// not push good ones out of the cache of active answers.
+func TestRefusedIntrospectionsAreCachedApart(t *testing.T) {
+	as := oauthtest.New(t)
+	v, clk := newValidator(t, as, func(c *resource.Config) { c.ClientID = "codemode" })
+	ctx := context.Background()
+	good := as.IssueOpaque(map[string]any{"sub": "bob", "aud": as.ServerURL(), "exp": clk.Now().Add(time.Hour).Unix()})
+	if _, err := v.Validate(ctx, good); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := v.Validate(ctx, "never-issued"); !errors.Is(err, resource.ErrInvalid) || !strings.Contains(err.Error(), "not active") {
+			t.Fatalf("an unknown token: %v; want ErrInvalid (not active)", err)
+		}
+	}
+	if n := as.HitsOf("/introspect"); n != 2 {
+		t.Errorf("%d introspections for a good token and a bad one asked about 3 times, want 2", n)
+	}
+	for i := range resource.CacheSize + 1 {
+		if _, err := v.Validate(ctx, fmt.Sprintf("bad-%d", i)); !errors.Is(err, resource.ErrInvalid) {
+			t.Fatal(err)
+		}
+	}
+	before := as.HitsOf("/introspect")
+	if _, err := v.Validate(ctx, good); err != nil || as.HitsOf("/introspect") != before {
+		t.Errorf("the good token after a flood of bad ones: %v, %d more introspections; want it cached still", err, as.HitsOf("/introspect")-before)
+	}
+	clk.advance(resource.CacheTTL)
+	if _, err := v.Validate(ctx, "never-issued"); !errors.Is(err, resource.ErrInvalid) || as.HitsOf("/introspect") != before+1 {
+		t.Errorf("past CacheTTL: %v, %d more introspections; want it asked again", err, as.HitsOf("/introspect")-before)
+	}
+}

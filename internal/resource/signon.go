@@ -104,7 +104,7 @@ func (v *Validator) SignOn(cfg SignOnConfig) (*SignOn, error) {
 // audience. It refuses an issuer that does not say it supports PKCE with
 // S256.
 func (s *SignOn) AuthorizationURL(ctx context.Context, state, nonce, verifier string) (string, error) {
-	meta, err := s.v.metadata(ctx)
+	meta, err := s.v.metadata(ctx, KeysMaxAge)
 	if err != nil {
 		return "", err
 	}
@@ -140,7 +140,7 @@ func (s *SignOn) SignIn(ctx context.Context, q url.Values, nonce, verifier strin
 	refused := func(format string, a ...any) (*codemode.Principal, time.Time, error) {
 		return nil, time.Time{}, &refusal{fmt.Errorf("sign-in refused: "+format, a...)}
 	}
-	meta, err := s.v.metadata(ctx)
+	meta, err := s.v.metadata(ctx, KeysMaxAge)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -159,8 +159,11 @@ func (s *SignOn) SignIn(ctx context.Context, q url.Values, nonce, verifier strin
 		return refused("the issuer sent no ID token (is openid among the client's scopes?)")
 	}
 	id, err := s.v.VerifyIDToken(ctx, t.IDToken, s.cfg.ClientID, nonce)
-	if err != nil {
-		return refused("%v", err)
+	switch {
+	case errors.Is(err, ErrInvalid): // (its reason names the ID token; ErrInvalid's words are the access token's)
+		return refused("%s", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
+	case err != nil: // the issuer's keys could not be fetched: not the person's doing
+		return nil, time.Time{}, err
 	}
 	p, err := s.v.Validate(ctx, t.AccessToken)
 	switch {

@@ -153,6 +153,10 @@ func (f *Failures) refill(b *bucket, now time.Time) {
 // stands for, as Failures counts them: its IPv4 address, or
 // the /64 network of an IPv6 address (one host commonly has a whole /64 to
 // pick addresses from). An address that does not parse is its own key.
+// (A coarser key, the /48 a site may have, is not counted too: the tokens
+// counted cannot be guessed, a client with a /48 is no worse than one with
+// many IPv4 addresses, and a /48 a carrier shares among its customers
+// would lock all of them out for one.)
 func Client(remoteAddr string) netip.Prefix {
 	ap, err := netip.ParseAddrPort(remoteAddr)
 	var a netip.Addr

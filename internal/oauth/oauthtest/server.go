@@ -71,6 +71,8 @@ type Server struct {
 	ASOnRS          bool             // the authorization server is the resource server's origin
 	DenyWith        string           // the authorization endpoint redirects with this error
 	EchoErrors      bool             // the token endpoint's error descriptions echo the request's secrets
+	JWKSDown        bool             // the JWK Set answers 503
+	JWKSURI         string           // the metadata's jwks_uri ("": the server's own /jwks)
 	// IntrospectClientID and IntrospectClientSecret, when set, are the
 	// client the introspection endpoint wants (client_secret_basic).
 	IntrospectClientID, IntrospectClientSecret string
@@ -273,7 +275,7 @@ func (f *Server) metadata() map[string]any {
 		"authorization_endpoint":   f.Issuer() + "/authorize",
 		"token_endpoint":           f.Issuer() + "/token",
 		"revocation_endpoint":      f.Issuer() + "/revoke",
-		"jwks_uri":                 f.Issuer() + "/jwks",
+		"jwks_uri":                 cmp.Or(f.JWKSURI, f.Issuer()+"/jwks"),
 		"introspection_endpoint":   f.Issuer() + "/introspect",
 		"response_types_supported": []string{"code"},
 	}
@@ -334,6 +336,8 @@ func (f *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 		maps.Copy(out, f.RegisterAnswer)
 		w.WriteHeader(http.StatusCreated)
 		writeJSON(w, out)
+	case p == f.IssuerPath+"/jwks" && f.JWKSDown:
+		http.Error(w, "down", http.StatusServiceUnavailable)
 	case p == f.IssuerPath+"/jwks":
 		f.serveJWKS(w)
 	case p == f.IssuerPath+"/introspect":
