@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/config"
 )
@@ -43,6 +44,12 @@ func TestExampleConfig(t *testing.T) {
 		}
 		if len(pkgs) != 1 || !pinned.MatchString(pkgs[0]) {
 			t.Errorf("%s: npx package not pinned to a version: %v", c.Name, c.Args)
+		}
+		// On a fresh machine (empty npm cache, 2 cores) the two npx servers
+		// downloading at once took 80 s to answer initialize: a minute
+		// failed the quickstart's first `run` with "timed out after 1m0s".
+		if c.StartTimeout < 3*time.Minute {
+			t.Errorf("%s: start_timeout %v is too short for npx's first download", c.Name, c.StartTimeout)
 		}
 	}
 	var memory *config.Connector
