@@ -95,3 +95,39 @@ func TestProblemsShowHiddenCharacters(t *testing.T) {
 		t.Errorf("a refused sign-in's problem does not show its hidden character marked: %d\n%s", p.status, p.body)
 	}
 }
+
+// wordyGate is a gate whose revert fails with a very long message, as a
+// downstream may answer.
+type wordyGate struct{ gate }
+
+func (g wordyGate) Capabilities() connectors.Capabilities {
+	return connectors.Capabilities{Router: g, Reverter: g}
+}
+
+func (wordyGate) Revert(context.Context, string, json.RawMessage, json.RawMessage) error {
+	return errors.New("the server said: " + strings.Repeat("x", 200_000))
+}
+
+// A rollback's failure is cut on the page as a call's error is: a
+// downstream's long answer does not make the page as long.
+func TestRollbackFailuresAreCut(t *testing.T) {
+	e := newEnvWith(t, console.Options{Token: token}, catalog.Source{Connector: wordyGate{}, Approve: []string{"path:/admin/*"}})
+	o, err := e.rt.Execute(e.ctx, `async () => gate.request({ path: "/admin/x" })`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := o.ExecutionID
+	b := e.browser()
+	b.login(token)
+	csrf, digest := form(t, b.get("/runs/"+id), id)
+	if p := b.do("POST", "/runs/"+id+"/approve", url.Values{"csrf": {csrf}, "digest": {digest}}, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("approve: %d\n%s", p.status, p.body)
+	}
+	if p := b.do("POST", "/runs/"+id+"/rollback", url.Values{"csrf": {csrf}}, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("rollback: %d\n%s", p.status, p.body)
+	}
+	p := b.get("/runs/" + id)
+	if !strings.Contains(p.body, "could not be reverted") || !strings.Contains(p.body, "Cut: the first") || strings.Contains(p.body, strings.Repeat("x", 10_000)) {
+		t.Errorf("the rollback's failure is not cut (page of %d bytes)", len(p.body))
+	}
+}
