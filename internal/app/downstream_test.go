@@ -271,7 +271,7 @@ func TestUnreachableDocumentJoinsLater(t *testing.T) {
 	a, changed := openWatched(t, dir, yaml)
 	// The warning says where the file has the connector, as start-up
 	// errors do.
-	if where := filepath.Join(dir, "codemode.yaml") + ":6: connector notes is unavailable: "; !slices.ContainsFunc(a.Warnings, func(w string) bool { return strings.HasPrefix(w, where) }) {
+	if where := filepath.Join(dir, "codemode.yaml") + ":7: connector notes is unavailable: "; !slices.ContainsFunc(a.Warnings, func(w string) bool { return strings.HasPrefix(w, where) }) {
 		t.Fatalf("warnings %q do not report notes unavailable at %q", a.Warnings, where)
 	}
 	o, err := a.Runtime.Execute(context.Background(), `async () => typeof notes.spec`, nil)
