@@ -170,6 +170,7 @@ type taskFront struct {
 	s       *Server
 	ctx     context.Context // ends when the transport's does, or at stop
 	cancel  context.CancelFunc
+	mu      sync.Mutex // held by stop while it cancels, and by spawn
 	wg      sync.WaitGroup
 	partial partialAnswers
 	// following holds a token per live follower: at most maxFollowers
@@ -188,8 +189,24 @@ func (s *Server) newFront(ctx context.Context) *taskFront {
 
 // stop ends what the front started and waits for it.
 func (f *taskFront) stop() {
+	f.mu.Lock()
 	f.cancel()
+	f.mu.Unlock()
 	f.wg.Wait()
+}
+
+// spawn runs g on a goroutine stop waits for, unless the front stopped,
+// and reports whether it did. mcp-go's read goroutine (stdioFront.Read)
+// can outlive Listen, hence stop: under mu, spawn sees the front stopped
+// or adds g before stop's Wait begins.
+func (f *taskFront) spawn(g func()) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ctx.Err() != nil {
+		return false
+	}
+	f.wg.Go(g)
+	return true
 }
 
 // answer answers one request, with ctx (which ends with the request) and
@@ -327,7 +344,7 @@ func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) bool {
 		f.s.log.Debug("task not followed: too many followers", "task", v.TaskId, "max", maxFollowers)
 		return false
 	}
-	f.wg.Go(func() {
+	if !f.spawn(func() {
 		defer func() { <-f.following }()
 		gone := func() bool {
 			cur, ok := f.s.clients.Load(sess.SessionID())
@@ -351,7 +368,10 @@ func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) bool {
 				return
 			}
 		}
-	})
+	}) {
+		<-f.following
+		return false
+	}
 	return true
 }
 
@@ -559,9 +579,11 @@ func (r *stdioFront) Read(p []byte) (int, error) {
 		line, err := r.readLine()
 		if c := (&rpcBody{raw: line}).frontRequest(); c != nil {
 			paid := r.out.owe()
-			r.f.wg.Go(func() { // the answer, as one line
+			if !r.f.spawn(func() { // the answer, as one line
 				r.write(r.f.answer(r.f.ctx, r.sess, c), paid)
-			})
+			}) {
+				paid() // the front stopped: the next turn ends
+			}
 		} else {
 			r.rest = line
 		}
