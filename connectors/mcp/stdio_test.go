@@ -537,21 +537,13 @@ func TestStdioStress(t *testing.T) {
 			if fate[i] == cutOff {
 				continue
 			}
-			select {
-			case r := <-results:
-				got[r.i] = r.ans
-			case <-time.After(30 * time.Second):
-				t.Fatalf("round %d: %d of the answered and cancelled calls returned within 30s", round, len(got))
-			}
+			r := <-results // (one that never returns: go test's -timeout)
+			got[r.i] = r.ans
 		}
 		// Every notification arrives, even with no call in flight to read
-		// it (the watcher does).
+		// it (the watcher does); one lost: go test's -timeout.
 		for range notes {
-			select {
-			case <-delivered:
-			case <-time.After(10 * time.Second):
-				t.Fatalf("round %d: %d notifications delivered, want %d", round, notified.Load(), notes)
-			}
+			<-delivered
 		}
 		// Half a line, then the end of stdout.
 		if _, err := p.out.WriteString(`{"jsonrpc":"2.0","id":` + ids[order[0]]); err != nil {
