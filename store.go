@@ -65,6 +65,10 @@ type ExecutionFilter struct {
 	// StartedBy, when set, keeps only the runs that subject started
 	// (Execution.StartedBy.Subject).
 	StartedBy string
+	// Brief reads only each execution's ID, Status, Owner, Trace,
+	// StartedBy, CreatedAt and UpdatedAt: not its code, values, logs,
+	// connectors, clock or task (a list polled for what changed).
+	Brief bool
 }
 
 // An ExecutionKey is where an execution stands in a list, which is

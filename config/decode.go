@@ -185,6 +185,18 @@ func (d *decoder) list(n *node, fp fieldPath, r rule) []string {
 // strMap decodes a mapping of strings; null is an empty map. Values are
 // ${…}-expanded (and kept as possible secrets, as str does) unless raw.
 func (d *decoder) strMap(n *node, fp fieldPath, raw bool) map[string]string {
+	if n.kind == seqNode {
+		// A list of NAME=value (as docker-compose takes env): say how to
+		// write it, without the value (it may be a secret).
+		want := "a mapping, one NAME: value a line"
+		if len(n.items) > 0 && n.items[0].kind == strNode {
+			if k, _, ok := strings.Cut(n.items[0].text, "="); ok && plainKey.MatchString(k) {
+				want += fmt.Sprintf(" (write - %s=… as %s: …)", k, k)
+			}
+		}
+		d.typeErr(n, fp, want)
+		return nil
+	}
 	es := d.entries(n, fp)
 	if len(es) == 0 {
 		return nil
@@ -340,7 +352,7 @@ func parseSize(s string) (int64, error) {
 	}
 	v := f * mult
 	if v >= 1<<63 {
-		return 0, fmt.Errorf("too large")
+		return 0, fmt.Errorf("too large: at most 8388607TiB")
 	}
 	return int64(v), nil
 }

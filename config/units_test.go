@@ -27,6 +27,8 @@ func TestParseSize(t *testing.T) {
 		{"12 parsecs", 0, true},
 		{"1.2.3MB", 0, true},
 		{"99999999TiB", 0, true},
+		{"8388607TiB", 8388607 << 40, false}, // the largest the error names
+		{"8388608TiB", 0, true},
 	}
 	for _, tt := range tests {
 		got, err := parseSize(tt.in)

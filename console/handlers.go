@@ -596,18 +596,19 @@ func (c *Console) version(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"version": v})
 }
 
-// fingerprintRuns is how many of the newest runs the fingerprint covers
-// (besides every paused run): the script asks every few seconds.
-const fingerprintRuns = 20
+// fingerprintRuns is how many of the newest runs the fingerprint covers,
+// and fingerprintPaused how many of the newest paused runs besides: the
+// script asks every few seconds, and reads the runs brief (no programs).
+const fingerprintRuns, fingerprintPaused = 20, 1000
 
-// fingerprint hashes the state of the newest runs, every paused run and
-// the snippets.
+// fingerprint hashes the state of the newest runs, the newest paused runs
+// and the snippets.
 func (c *Console) fingerprint(ctx context.Context) (string, error) {
-	recent, err := c.eng.Executions(ctx, codemode.ExecutionFilter{Limit: fingerprintRuns})
+	recent, err := c.eng.Executions(ctx, codemode.ExecutionFilter{Limit: fingerprintRuns, Brief: true})
 	if err != nil {
 		return "", err
 	}
-	paused, err := c.eng.Executions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
+	paused, err := c.eng.Executions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused, Limit: fingerprintPaused, Brief: true})
 	if err != nil {
 		return "", err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -93,5 +94,79 @@ func TestProblemsShowHiddenCharacters(t *testing.T) {
 	p := b.get("/auth/callback?state=" + url.QueryEscape(b.start("/")) + "&code=c0de")
 	if p.status != http.StatusBadRequest || !strings.Contains(p.body, `the issuer said: exe.<mark class="hid" title="hidden character U+202E">\u202E</mark>txt`) || strings.ContainsRune(p.body, '\u202e') {
 		t.Errorf("a refused sign-in's problem does not show its hidden character marked: %d\n%s", p.status, p.body)
+	}
+}
+
+// wordyGate is a gate whose revert fails with a very long message, as a
+// downstream may answer.
+type wordyGate struct{ gate }
+
+func (g wordyGate) Capabilities() connectors.Capabilities {
+	return connectors.Capabilities{Router: g, Reverter: g}
+}
+
+func (wordyGate) Revert(context.Context, string, json.RawMessage, json.RawMessage) error {
+	return errors.New("the server said: " + strings.Repeat("x", 200_000))
+}
+
+// A rollback's failure is cut on the page as a call's error is: a
+// downstream's long answer does not make the page as long.
+func TestRollbackFailuresAreCut(t *testing.T) {
+	e := newEnvWith(t, console.Options{Token: token}, catalog.Source{Connector: wordyGate{}, Approve: []string{"path:/admin/*"}})
+	o, err := e.rt.Execute(e.ctx, `async () => gate.request({ path: "/admin/x" })`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := o.ExecutionID
+	b := e.browser()
+	b.login(token)
+	csrf, digest := form(t, b.get("/runs/"+id), id)
+	if p := b.do("POST", "/runs/"+id+"/approve", url.Values{"csrf": {csrf}, "digest": {digest}}, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("approve: %d\n%s", p.status, p.body)
+	}
+	if p := b.do("POST", "/runs/"+id+"/rollback", url.Values{"csrf": {csrf}}, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("rollback: %d\n%s", p.status, p.body)
+	}
+	p := b.get("/runs/" + id)
+	if !strings.Contains(p.body, "could not be reverted") || !strings.Contains(p.body, "Cut: the first") || strings.Contains(p.body, strings.Repeat("x", 10_000)) {
+		t.Errorf("the rollback's failure is not cut (page of %d bytes)", len(p.body))
+	}
+}
+
+// A page's poll of /api/version reads what its fingerprint needs of the
+// paused runs (their ids and when they changed), not their programs: 40
+// paused runs of 64 kB programs (2.6 MB) make a poll allocate far less
+// than that. The fingerprint still changes when one of them does.
+func TestVersionPollsDoNotReadPausedPrograms(t *testing.T) {
+	e := newEnvWith(t, console.Options{Token: token}, catalog.Source{Connector: gate{}, Approve: []string{"path:/admin/*"}})
+	const runs, size = 40, 64 << 10
+	var ids []string
+	for range runs {
+		o, err := e.rt.Execute(e.ctx, `async () => gate.request({ path: "/admin/x" }) // `+strings.Repeat("p", size), nil)
+		if err != nil || o.Status != codemode.StatusPaused {
+			t.Fatalf("Execute: %+v, %v; want paused", o, err)
+		}
+		ids = append(ids, o.ExecutionID)
+	}
+	b := e.browser()
+	b.login(token)
+	before := b.get("/api/version")
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	p := b.get("/api/version")
+	runtime.ReadMemStats(&m1)
+	if p.status != http.StatusOK || p.body != before.body {
+		t.Fatalf("GET /api/version: %d %s, then %s; want the same version", p.status, p.body, before.body)
+	}
+	if n := m1.TotalAlloc - m0.TotalAlloc; n > runs*size/4 {
+		t.Errorf("a poll with %d paused runs of %d-byte programs allocated %d bytes, want at most %d", runs, size, n, runs*size/4)
+	}
+	// The oldest paused run (not among the newest listed) is rejected:
+	// the version changes.
+	if _, err := e.rt.Reject(e.ctx, ids[0], 0); err != nil {
+		t.Fatal(err)
+	}
+	if p := b.get("/api/version"); p.body == before.body {
+		t.Errorf("the version did not change when a paused run was rejected: %s", p.body)
 	}
 }

@@ -272,7 +272,8 @@ func logValue(id, read string, asJSON bool, size, preview int, href string) *val
 }
 
 // cutNote says that a text of size bytes is shown as its first part,
-// head, and where href downloads it whole; nil when head is all of it.
+// head, and where href downloads it whole (nowhere when empty); nil when
+// head is all of it.
 func cutNote(head string, size int, href string) *valueView {
 	if len(head) == size {
 		return nil
@@ -493,8 +494,17 @@ type outcomeView struct {
 	Pending []actionView
 	// A rollback's report.
 	Reverted, UnknownReverted []int
-	Failures                  []codemode.RevertFailure
+	Failures                  []failureView
 	NotReverted               []codemode.KeptCall
+}
+
+// failureView is a call a rollback could not revert, its error cut as a
+// call's is. The whole error is in no download: the run's error quotes
+// its start, and the revert's own calls are in the log.
+type failureView struct {
+	Seq               int
+	Connector, Method string
+	Error             *valueView
 }
 
 func newOutcomeView(f *flash) *outcomeView {
@@ -505,8 +515,11 @@ func newOutcomeView(f *flash) *outcomeView {
 		Error:           logValue(id+"-outcome-error", o.Error, false, len(o.Error), previewChars, valueHref(id, 0, "error")),
 		Reverted:        o.Reverted,
 		UnknownReverted: o.UnknownReverted,
-		Failures:        o.Failures,
 		NotReverted:     o.NotReverted,
+	}
+	for _, f := range o.Failures {
+		v.Failures = append(v.Failures, failureView{Seq: f.Seq, Connector: f.Connector, Method: f.Method,
+			Error: logValue(fmt.Sprintf("%s-outcome-failure-%d", id, f.Seq), f.Error, false, len(f.Error), previewChars, "")})
 	}
 	if o.Status == codemode.StatusCompleted {
 		v.Result = logValue(id+"-outcome", string(o.Result), true, len(o.Result), previewChars, valueHref(id, 0, "result"))

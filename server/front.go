@@ -26,7 +26,8 @@ import (
 // The task front answers the requests of tasks.go in front of mcp-go: a
 // JSON-RPC request is read before mcp-go sees it, and a request for a task
 // method or a task-augmented codemode call is answered here, everything
-// else passed on. On stdio the front reads the input lines (stdioFront)
+// else passed on (on stdio, a tools/call on a goroutine of the front's:
+// see isToolCall). On stdio the front reads the input lines (stdioFront)
 // and writes on the same output as mcp-go, one whole message per write;
 // on streamable HTTP the guard hands it each POST body (serveHTTP). A
 // request's mcp-go session (for elicitation and notifications) is the one
@@ -170,6 +171,7 @@ type taskFront struct {
 	s       *Server
 	ctx     context.Context // ends when the transport's does, or at stop
 	cancel  context.CancelFunc
+	mu      sync.Mutex // held by stop while it cancels, and by spawn
 	wg      sync.WaitGroup
 	partial partialAnswers
 	// following holds a token per live follower: at most maxFollowers
@@ -188,8 +190,24 @@ func (s *Server) newFront(ctx context.Context) *taskFront {
 
 // stop ends what the front started and waits for it.
 func (f *taskFront) stop() {
+	f.mu.Lock()
 	f.cancel()
+	f.mu.Unlock()
 	f.wg.Wait()
+}
+
+// spawn runs g on a goroutine stop waits for, unless the front stopped,
+// and reports whether it did. mcp-go's read goroutine (stdioFront.Read)
+// can outlive Listen, hence stop: under mu, spawn sees the front stopped
+// or adds g before stop's Wait begins.
+func (f *taskFront) spawn(g func()) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ctx.Err() != nil {
+		return false
+	}
+	f.wg.Go(g)
+	return true
 }
 
 // answer answers one request, with ctx (which ends with the request) and
@@ -327,7 +345,7 @@ func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) bool {
 		f.s.log.Debug("task not followed: too many followers", "task", v.TaskId, "max", maxFollowers)
 		return false
 	}
-	f.wg.Go(func() {
+	if !f.spawn(func() {
 		defer func() { <-f.following }()
 		gone := func() bool {
 			cur, ok := f.s.clients.Load(sess.SessionID())
@@ -351,7 +369,10 @@ func (f *taskFront) follow(sess mcpserver.ClientSession, v mcp.Task) bool {
 				return
 			}
 		}
-	})
+	}) {
+		<-f.following
+		return false
+	}
 	return true
 }
 
@@ -545,9 +566,10 @@ type stdioFront struct {
 	in  *bufio.Reader
 	out *stdioOut
 	max int64 // the longest line handed on, its newline not counted
-	// sess is the stdio session, set by the transport's context function
-	// before the first Read.
+	// sess is the stdio session and ctx its context (callTool's), set by
+	// the transport's context function before the first Read.
 	sess mcpserver.ClientSession
+	ctx  context.Context
 	rest []byte // what is left of the line being handed to mcp-go
 }
 
@@ -557,11 +579,11 @@ func (r *stdioFront) Read(p []byte) (int, error) {
 			return 0, err // the session ended: nothing more is read
 		}
 		line, err := r.readLine()
-		if c := (&rpcBody{raw: line}).frontRequest(); c != nil {
-			paid := r.out.owe()
-			r.f.wg.Go(func() { // the answer, as one line
-				r.write(r.f.answer(r.f.ctx, r.sess, c), paid)
-			})
+		body := &rpcBody{raw: line}
+		if c := body.frontRequest(); c != nil {
+			r.serve(func() []byte { return r.f.answer(r.f.ctx, r.sess, c) })
+		} else if r.isToolCall(body) {
+			r.serve(func() []byte { return r.callTool(line) })
 		} else {
 			r.rest = line
 		}
@@ -575,6 +597,50 @@ func (r *stdioFront) Read(p []byte) (int, error) {
 	n := copy(p, r.rest)
 	r.rest = r.rest[n:]
 	return n, nil
+}
+
+// serve answers a request on a goroutine of the front's, counted as an
+// answer waiting (owe) until its answer is written.
+func (r *stdioFront) serve(answer func() []byte) {
+	paid := r.out.owe()
+	if !r.f.spawn(func() { // the answer, as one line
+		if b := answer(); b != nil {
+			r.write(b, paid)
+		} else {
+			paid()
+		}
+	}) {
+		paid() // the front stopped: the next turn ends
+	}
+}
+
+// isToolCall reports whether b is a tools/call request, which the front
+// hands to mcp-go on a goroutine of its own (callTool) rather than
+// through mcp-go's stdio read loop: that one runs a tools/call itself
+// once its 5 workers and queue of 100 are taken, so that with more than
+// 105 codemode calls awaiting approval it could no longer read the
+// elicitation answers that approve them. A tools/call answered so is
+// bounded as the front's are, by maxWaitingAnswers.
+func (r *stdioFront) isToolCall(b *rpcBody) bool {
+	if !bytes.Contains(b.raw, []byte(mcp.MethodToolsCall)) { // cheap
+		return false
+	}
+	_, c := b.messages()
+	return c != nil && c.Method == mcp.MethodToolsCall && len(c.ID) > 0 && string(c.ID) != "null"
+}
+
+// callTool answers a tools/call through mcp-go, in the session's
+// context, until the front stops.
+func (r *stdioFront) callTool(line []byte) []byte {
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	defer context.AfterFunc(r.f.ctx, cancel)()
+	b, err := json.Marshal(r.f.s.mcp.HandleMessage(ctx, line))
+	if err != nil {
+		r.f.s.log.Warn("a tools/call answer does not encode", "err", err)
+		return nil
+	}
+	return b
 }
 
 // readLine reads the next line of at most r.max bytes (and its newline),

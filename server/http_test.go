@@ -26,6 +26,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+	"golang.org/x/net/http2"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
@@ -461,6 +462,43 @@ func TestTLS(t *testing.T) {
 	err = bad.ServeHTTP(context.Background(), ln, server.TransportHTTP)
 	if err == nil || !strings.Contains(err.Error(), certFile) {
 		t.Errorf("ServeHTTP with a bad key: %v", err)
+	}
+}
+
+// TestTLSStreamsPerConnection: over TLS a client may speak HTTP/2, whose
+// streams are requests served at once on one connection: the server lets
+// a connection carry at most 16 (Go's default is 250), so that
+// server.max_connections bounds requests too.
+func TestTLSStreamsPerConnection(t *testing.T) {
+	certFile, keyFile, pool := selfSigned(t, t.TempDir())
+	s := newServerWith(t, server.Options{HTTP: config.HTTP{TLSCert: certFile, TLSKey: keyFile}})
+	base := serve(t, s, server.TransportHTTP)
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(base, "http://"), &tls.Config{RootCAs: pool, NextProtos: []string{"h2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if p := conn.ConnectionState().NegotiatedProtocol; p != "h2" {
+		t.Fatalf("negotiated %q, want h2", p)
+	}
+	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(conn, conn)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sf, ok := f.(*http2.SettingsFrame); ok && !sf.IsAck() {
+			if n, ok := sf.Value(http2.SettingMaxConcurrentStreams); !ok || n != 16 {
+				t.Errorf("SETTINGS_MAX_CONCURRENT_STREAMS %d (sent: %v), want 16", n, ok)
+			}
+			return
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -9,8 +10,13 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/server"
@@ -150,4 +156,52 @@ func TestSSERefusesRequestsWhileTheStreamIsNotRead(t *testing.T) {
 		}
 	}
 	t.Fatalf("all %d requests accepted on a stream nobody reads, holding %d goroutines", requests, runtime.NumGoroutine()-g0)
+}
+
+// More codemode calls awaiting approval on one stdio session than mcp-go's
+// stdio server has tool-call workers and queue (5 + 100) are all asked,
+// and the answers approving them are read: none runs in the read loop,
+// where waiting for its approval would stop the reading of every answer.
+// The client answers no question until six are asked (one more than
+// mcp-go's workers).
+func TestStdioManyCallsAwaitingApprovalAreAllAnswered(t *testing.T) {
+	const calls = 110
+	var asked atomic.Int64
+	six := make(chan struct{})
+	approve := func(ctx context.Context, _ mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+		if asked.Add(1) == 6 {
+			close(six)
+		}
+		select {
+		case <-six:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept}}, nil
+	}
+	s := newServerTimeout(t, server.Options{Elicitation: true}, 0, 10*time.Minute) // (110 programs at once on a loaded machine)
+	c := stdioClient(t, s, mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}, client.WithElicitationHandler(elicitFunc(approve)))
+	errs := make(chan error, calls)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() {
+			req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "codemode",
+				Arguments: map[string]any{"code": fmt.Sprintf(`(await notes.createNote({ text: "n%d" })).text`, i)}}}
+			res, err := c.CallTool(context.Background(), req)
+			switch {
+			case err != nil:
+				errs <- fmt.Errorf("call %d: %w", i, err)
+			case res.IsError:
+				errs <- fmt.Errorf("call %d failed: %+v", i, res.Content)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := asked.Load(); n != calls {
+		t.Errorf("%d approvals asked, want %d", n, calls)
+	}
 }

@@ -48,7 +48,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	std := mcpserver.NewStdioServer(s.mcp)
 	std.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	std.SetContextFunc(func(ctx context.Context) context.Context {
-		r.sess = mcpserver.ClientSessionFromContext(ctx)
+		r.sess, r.ctx = mcpserver.ClientSessionFromContext(ctx), ctx
 		return ctx
 	})
 	err := std.Listen(ctx, r, w)
@@ -217,6 +217,13 @@ func baseURL(useTLS bool, addr string) string {
 	return "http://" + addr + "/"
 }
 
+// maxStreams is how many requests one HTTP/2 connection (with TLS) carries
+// at once (Go's default is 250): h.MaxConnections times it bounds the
+// requests served at once, as h.MaxConnections does over HTTP/1.1. It is
+// enough for a client's listening stream and calls in progress; a Go
+// client opens another connection for more.
+const maxStreams = 16
+
 // newHTTPServer returns an http.Server with the bounds of h, speaking TLS
 // when h names a certificate.
 func newHTTPServer(h config.HTTP, log *slog.Logger) (*http.Server, error) {
@@ -225,6 +232,7 @@ func newHTTPServer(h config.HTTP, log *slog.Logger) (*http.Server, error) {
 		IdleTimeout:       h.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: maxStreams},
 	}
 	if h.TLSCert != "" || h.TLSKey != "" {
 		cert, err := tls.LoadX509KeyPair(h.TLSCert, h.TLSKey)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
@@ -17,6 +18,14 @@ const (
 	tailLines = 10
 	// tailLineBytes caps each kept line.
 	tailLineBytes = 300
+	// holdFor is how long Write holds a line of wrapped base64 that ends
+	// what it was given, waiting for the next one that continues it. A
+	// server writes such a block in pieces that follow each other at once
+	// (Go's pem.Encode writes each line and its break apart, and they
+	// reach Write apart, a piece ending at a break), so the end of a Write
+	// does not say that the block ended; a server that prints one such
+	// line and goes quiet has it logged after holdFor.
+	holdFor = 500 * time.Millisecond
 )
 
 // A lineLogger receives a child's stderr and logs it line by line at debug
@@ -29,7 +38,8 @@ type lineLogger struct {
 
 	mu      sync.Mutex
 	partial []byte
-	seg     int // partial[seg:] follows the last line break removed (see Write)
+	seg     int         // partial[seg:] follows the last line break removed (see Write)
+	held    *time.Timer // logs the line Write holds after holdFor; nil when none is
 	tail    []string
 }
 
@@ -41,10 +51,15 @@ func newLineLogger(logger *slog.Logger, s *scrub.Scrubber) *lineLogger {
 // base64 wrapped as MIME (76 characters) or PEM (64) writes it, followed
 // by more base64, is joined with the next (its line break removed), so
 // that a secret the break splits is found whole (see scrub.Scrubber): such
-// a block is logged as one line.
+// a block is logged as one line. Such a line that ends p waits for what
+// follows it for holdFor at most.
 func (l *lineLogger) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.held != nil {
+		l.held.Stop()
+		l.held = nil
+	}
 	l.partial = append(l.partial, p...)
 	for {
 		i := bytes.IndexByte(l.partial[l.seg:], '\n')
@@ -54,8 +69,17 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 		switch {
 		case i >= 0 && i <= maxLineBytes:
 			if seg := bytes.TrimSuffix(l.partial[l.seg:i], []byte("\r")); scrub.WrappedLine(seg) {
-				if i+1 == len(l.partial) {
-					return len(p), nil // joined or not: the next byte says
+				if i+1 == len(l.partial) { // joined or not: the next byte says
+					var t *time.Timer
+					t = time.AfterFunc(holdFor, func() {
+						l.mu.Lock()
+						defer l.mu.Unlock()
+						if l.held == t {
+							l.flush()
+						}
+					})
+					l.held = t
+					return len(p), nil
 				}
 				if strings.IndexByte(scrub.Base64Chars, l.partial[i+1]) >= 0 {
 					l.seg += len(seg)
@@ -82,6 +106,14 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 func (l *lineLogger) Flush() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.flush()
+}
+
+func (l *lineLogger) flush() {
+	if l.held != nil {
+		l.held.Stop()
+		l.held = nil
+	}
 	if len(l.partial) > 0 {
 		l.emit(bytes.TrimSuffix(l.partial, []byte("\n")))
 		l.partial, l.seg = nil, 0

@@ -112,6 +112,12 @@ type deadliner interface {
 	SetReadDeadline(time.Time) error
 }
 
+// writeDeadliner is a writer whose writes can be given a deadline (an
+// *os.File pipe, a rawpipe.Pipe).
+type writeDeadliner interface {
+	SetWriteDeadline(time.Time) error
+}
+
 // idleGrace is how long stdout goes unread after the last call ends
 // before the watcher reads it: long enough that back-to-back calls never
 // wait for the watcher to step aside, short enough that a notification
@@ -465,11 +471,14 @@ func (t *stdioTransport) readFailed(err error) {
 // write sends one message (a line) to the child, one at a time. A child
 // that stops reading its stdin (a full pipe) holds the write, and those
 // queued behind it, until it reads again; a caller keeps its deadline
-// regardless: when ctx ends while it waits for its turn it fails with
-// ctx's error and has written nothing, and when ctx ends during its own
-// write the transport is closed (the line, cut, would leave the stream
-// mid-message; the connector starts the server again) and it fails with
-// a transport error.
+// regardless: when ctx ends while it waits for its turn, or before its
+// write began, it fails with ctx's error and has written nothing; when
+// ctx ends during its own write, the write is interrupted (a deadline in
+// the past; closing stdin where it takes none) and, if the line was cut,
+// which would leave the stream mid-message, the transport is closed (the
+// connector starts the server again) and it fails with ctx's error. A
+// line written in full stays, whenever ctx ends: the call then fails as
+// any cancelled call does, telling the server.
 func (t *stdioTransport) write(ctx context.Context, msg []byte) error {
 	select {
 	case <-t.life.Done():
@@ -484,33 +493,45 @@ func (t *stdioTransport) write(ctx context.Context, msg []byte) error {
 		return transport.NewError(context.Cause(t.life))
 	}
 	defer func() { <-t.writing }()
-	var stop func() bool
+	in, _ := t.in.(writeDeadliner)
+	var (
+		mu                sync.Mutex
+		done, interrupted bool
+	)
 	if ctx.Done() != nil {
-		var mu sync.Mutex
-		done := false
-		stop = context.AfterFunc(ctx, func() {
+		stop := context.AfterFunc(ctx, func() {
 			mu.Lock()
 			defer mu.Unlock()
-			if !done {
+			if done {
+				return
+			}
+			interrupted = true
+			if in == nil || in.SetWriteDeadline(time.Unix(1, 0)) != nil {
 				t.logger.Warn("the MCP server does not read its stdin; closing it", "err", context.Cause(ctx))
 				_ = t.Close()
 			}
 		})
-		defer func() {
-			mu.Lock()
-			done = true
-			mu.Unlock()
-			stop()
-		}()
+		defer stop()
 	}
 	// One write per message: msg has room for the newline or gets it.
-	if _, err := t.in.Write(append(msg, '\n')); err != nil {
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		return transport.NewError(fmt.Errorf("write to the server: %w", err))
+	line := append(msg, '\n')
+	n, err := t.in.Write(line)
+	mu.Lock()
+	done = true
+	if interrupted && in != nil {
+		_ = in.SetWriteDeadline(time.Time{}) // for the next writer
 	}
-	return nil
+	mu.Unlock()
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() == nil:
+		return transport.NewError(fmt.Errorf("write to the server: %w", err))
+	case n > 0 && n < len(line) && !t.ended():
+		t.logger.Warn("the MCP server does not read its stdin; closing it", "err", context.Cause(ctx))
+		_ = t.Close()
+	}
+	return context.Cause(ctx)
 }
 
 // SendNotification sends a notification.

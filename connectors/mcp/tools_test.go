@@ -203,6 +203,21 @@ func TestLineLoggerWrappedBase64(t *testing.T) {
 	}
 }
 
+// TestLineLoggerHeldLineIsLogged: a line that may be wrapped base64 (a
+// SHA-256 in hex is 64 base64 characters) that a server prints last and
+// then goes quiet, with no Flush, is logged all the same, once holdFor
+// has passed without a line that continues it.
+func TestLineLoggerHeldLineIsLogged(t *testing.T) {
+	rec := &recorder{}
+	l := newLineLogger(slog.New(rec), nil)
+	digest := strings.Repeat("9f86d081", 8)
+	_, _ = l.Write([]byte("ready\n" + digest + "\n"))
+	rec.await(t, 0, func(r map[string]string) bool { return r["line"] == digest })
+	if got := l.Tail(); !cmp.Equal(got, []string{"ready", digest}) {
+		t.Errorf("tail %q, want ready and the digest", got)
+	}
+}
+
 // tails is the last 20 bytes of each line.
 func tails(lines []string) []string {
 	out := make([]string, len(lines))

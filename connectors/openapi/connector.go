@@ -330,8 +330,8 @@ func (c *Connector) Close() error {
 	return nil
 }
 
-// specWholeLimit is the largest document spec returns whole (what the
-// execution log keeps of one value by default).
+// specWholeLimit is the largest document, or part of one, spec returns
+// (what the execution log keeps of one value by default).
 const specWholeLimit = 1 << 20
 
 // spec returns the document as JSON, or with {pointer} the part of it a
@@ -359,7 +359,12 @@ func (c *Connector) spec(args json.RawMessage) (connectors.Result, error) {
 	if n == nil {
 		return connectors.Result{IsError: true, Message: fmt.Sprintf("spec: nothing at %q in the document", a.Pointer)}, nil
 	}
-	return connectors.Result{Value: c.scrub.JSON(n.appendJSON(nil))}, nil
+	part := n.appendJSON(nil)
+	if len(part) > specWholeLimit {
+		return connectors.Result{IsError: true, Message: fmt.Sprintf(
+			"spec: the part at %q is %d KiB, too large to return; ask for a smaller part, one of its members or items", a.Pointer, len(part)>>10)}, nil
+	}
+	return connectors.Result{Value: c.scrub.JSON(part)}, nil
 }
 
 // requestTool is the generic request method.

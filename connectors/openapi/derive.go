@@ -505,6 +505,7 @@ var templateVar = regexp.MustCompile(`\{([^{}/]+)\}`)
 // and, for Swagger 2.0, its formData parameters and body parameter apart.
 func (d *deriver) parameters(path string, item, op *value) (params []param, form []param, body *value) {
 	var all []*value
+	at := map[[2]string]int{} // position in all by name and location
 	for _, list := range []*value{item.get("parameters"), op.get("parameters")} {
 		if list == nil {
 			continue
@@ -523,10 +524,11 @@ func (d *deriver) parameters(path string, item, op *value) (params []param, form
 				d.warn("a parameter without name or in; ignored")
 				continue
 			}
-			if j := slices.IndexFunc(all, func(o *value) bool { return o.getText("name") == name && o.getText("in") == in }); j >= 0 {
+			if j, ok := at[[2]string{name, in}]; ok {
 				all[j] = pn
 				continue
 			}
+			at[[2]string{name, in}] = len(all)
 			all = append(all, pn)
 		}
 	}

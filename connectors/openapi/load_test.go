@@ -282,6 +282,11 @@ func TestSpec(t *testing.T) {
 	if res, _ = bc.Call(ctx, "spec", json.RawMessage(`{"pointer":"/info/title"}`)); string(res.Value) != `"big"` {
 		t.Errorf("part of a large document: %s", res.Value)
 	}
+	// A part as large is refused too, naming the pointer.
+	res, _ = bc.Call(ctx, "spec", json.RawMessage(`{"pointer":"/info"}`))
+	if !res.IsError || !strings.Contains(res.Message, `the part at "/info" is 1024 KiB, too large to return`) || !strings.Contains(res.Message, "smaller part") {
+		t.Errorf("large part: %.200s, %d bytes", res.Message, len(res.Value))
+	}
 }
 
 // TestYAMLAliasesBounded: a YAML document's aliases are expanded in its

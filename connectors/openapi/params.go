@@ -178,6 +178,16 @@ func appendJoined(b []byte, v value, sep string, esc escaper) []byte {
 // "..", or left empty, by a parameter is refused: it would send the call
 // to another endpoint.
 func expandPath(b []byte, op *Operation, in *value) ([]byte, error) {
+	// The path parameters, found once: a path (at most 1024 bytes) has a
+	// few hundred placeholders at most, but a document may declare any
+	// number of other parameters.
+	var first [8]*Param
+	params := first[:0]
+	for i := range op.Params {
+		if op.Params[i].In == InPath {
+			params = append(params, &op.Params[i])
+		}
+	}
 	for seg := range strings.SplitSeq(strings.TrimPrefix(op.Path, "/"), "/") {
 		b = append(b, '/')
 		if !strings.Contains(seg, "{") {
@@ -196,11 +206,11 @@ func expandPath(b []byte, op *Operation, in *value) ([]byte, error) {
 			b = escapeLiteral(b, seg[:open])
 			name := seg[open+1 : closing]
 			seg = seg[closing+1:]
-			i := slices.IndexFunc(op.Params, func(p Param) bool { return p.In == InPath && p.Name == name })
+			i := slices.IndexFunc(params, func(p *Param) bool { return p.Name == name })
 			if i < 0 {
 				return nil, fmt.Errorf("path %s: no path parameter %q is declared", op.Path, name)
 			}
-			p := &op.Params[i]
+			p := params[i]
 			used = append(used, p)
 			v, ok := paramValue(in, p)
 			if !ok {

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -179,7 +180,12 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err er
 	a.refresh.start()
 	for _, ci := range r.Connectors() {
 		if ci.Error != "" {
-			a.warn(fmt.Sprintf("connector %s is unavailable: %s", ci.Name, ci.Error))
+			// Located as start-up errors are ("file:line: ").
+			w := config.Warning{File: cfg.Path, Msg: fmt.Sprintf("connector %s is unavailable: %s", ci.Name, ci.Error)}
+			if i := slices.IndexFunc(cfg.Connectors, func(cc config.Connector) bool { return cc.Name == ci.Name }); i >= 0 {
+				w.Line = cfg.Connectors[i].Line
+			}
+			a.warn(w.String())
 		}
 	}
 	return a, nil

@@ -28,8 +28,8 @@ func TestASlowDownstreamJoinsWhenItAnswers(t *testing.T) {
 		"  slow:\n    command: " + strconv.Quote(script) + "\n    start_timeout: 300ms\n"
 	a, changed := openWatched(t, dir, yaml)
 	const why = "connector slow is unavailable: timed out after 300ms initialising"
-	if !slices.Contains(a.Warnings, why) {
-		t.Fatalf("warnings %q do not say %q", a.Warnings, why)
+	if where := filepath.Join(dir, "codemode.yaml") + ":11: " + why; !slices.Contains(a.Warnings, where) {
+		t.Fatalf("warnings %q do not say %q", a.Warnings, where)
 	}
 	run := func(code string) codemode.Outcome {
 		t.Helper()

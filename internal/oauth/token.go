@@ -185,6 +185,8 @@ func parseTokens(body []byte, contentType string, now time.Time) (Tokens, error)
 		return Tokens{}, errors.New("the token endpoint's answer has no access_token")
 	case !headerSafe(t.AccessToken):
 		return Tokens{}, errors.New("the access_token holds characters a header cannot carry")
+	case len(t.AccessToken) > maxAccessToken:
+		return Tokens{}, fmt.Errorf("the access_token is longer than %d KiB (%d KiB), more than an HTTP header can carry", maxAccessToken>>10, len(t.AccessToken)>>10)
 	}
 	if typ := str("token_type"); typ != "" && !strings.EqualFold(typ, "bearer") {
 		return Tokens{}, fmt.Errorf("token_type %q is not supported (only Bearer is)", clean(typ, 40))
@@ -215,6 +217,12 @@ func (t Tokens) into(g *grant, now time.Time) {
 		g.Scopes = t.Scopes
 	}
 }
+
+// maxAccessToken bounds an access token: it is sent as a header on every
+// request and kept in the scrubber in several forms. Servers take 8 KiB
+// (nginx, Apache) to 16 KiB (Node, IIS, AWS load balancers) in a header
+// by default; real tokens, JWTs with many claims, stay under 16 KiB.
+const maxAccessToken = 64 << 10
 
 // headerSafe reports whether s can be sent in an HTTP header value: it
 // holds no control character (C0 or DEL).

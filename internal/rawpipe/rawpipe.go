@@ -35,11 +35,12 @@ import (
 	"time"
 )
 
-// File is what Wrap returns: the pipe's reads, writes, read deadline and
+// File is what Wrap returns: the pipe's reads, writes, deadlines and
 // Close.
 type File interface {
 	io.ReadWriteCloser
 	SetReadDeadline(t time.Time) error
+	SetWriteDeadline(t time.Time) error
 }
 
 // Wrap returns f read and written with raw system calls where this OS

@@ -49,6 +49,10 @@ func New(f *os.File) (*Pipe, error) {
 // os.ErrDeadlineExceeded once t has passed.
 func (p *Pipe) SetReadDeadline(t time.Time) error { return p.f.SetReadDeadline(t) }
 
+// SetWriteDeadline makes a write waiting in the poller fail with
+// os.ErrDeadlineExceeded once t has passed (having written what it could).
+func (p *Pipe) SetWriteDeadline(t time.Time) error { return p.f.SetWriteDeadline(t) }
+
 // Close closes the descriptor; a read or write waiting on it ends with
 // os.ErrClosed, and so does a second Close.
 func (p *Pipe) Close() error {

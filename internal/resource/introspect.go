@@ -27,6 +27,9 @@ type flight struct {
 // under way at a time: a burst of requests with one opaque token costs
 // the issuer one request, not one each. A Validate waiting for another's
 // stops when its own context ends, and asks itself when the other gave up.
+// At most MaxIntrospections are under way at once, all tokens together, so
+// that a flood of distinct opaque tokens does not make as many requests to
+// the issuer at once: a Validate waits for room until its context ends.
 func (v *Validator) introspect(ctx context.Context, token string) (*codemode.Principal, error) {
 	if v.cfg.ClientID == "" && v.cfg.IntrospectionEndpoint == "" {
 		return nil, fmt.Errorf("%w: the token is not a JWT, and this server has no client to introspect it with (server.auth.introspection)", ErrInvalid)
@@ -70,6 +73,12 @@ func (v *Validator) introspect(ctx context.Context, token string) (*codemode.Pri
 // introspectNow asks the issuer about token (of SHA-256 sum) and caches
 // its answer.
 func (v *Validator) introspectNow(ctx context.Context, token string, sum [sha256.Size]byte, now time.Time) (*codemode.Principal, error) {
+	select {
+	case v.introspections <- struct{}{}:
+		defer func() { <-v.introspections }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("token introspection: waiting for one of the %d under way to end: %w", MaxIntrospections, ctx.Err())
+	}
 	endpoint := v.cfg.IntrospectionEndpoint
 	if endpoint == "" {
 		meta, err := v.metadata(ctx, KeysMaxAge)

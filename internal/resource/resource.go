@@ -69,6 +69,10 @@ const (
 	CacheSize = 1024
 	// Timeout bounds each request to the issuer.
 	Timeout = 10 * time.Second
+	// MaxIntrospections bounds the introspections under way at once, all
+	// tokens together; a Validate that finds no room waits for it (until
+	// its context ends).
+	MaxIntrospections = 16
 )
 
 // MaxTokenLen bounds a bearer token; a longer one is refused unread.
@@ -129,6 +133,8 @@ type Validator struct {
 	cache     map[[sha256.Size]byte]cached  // active introspection answers
 	refused   map[[sha256.Size]byte]cached  // introspection answers refusing the token
 	flights   map[[sha256.Size]byte]*flight // the introspections under way
+
+	introspections chan struct{} // a slot per introspection under way (MaxIntrospections)
 }
 
 // cached is an introspection's outcome: the principal, or the ErrInvalid
@@ -157,7 +163,8 @@ func New(cfg Config) (*Validator, error) {
 		cfg.Now = time.Now
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	return &Validator{cfg: cfg, fetch: oauth.NewFetcher(Timeout), cache: map[[sha256.Size]byte]cached{}, refused: map[[sha256.Size]byte]cached{}, flights: map[[sha256.Size]byte]*flight{}}, nil
+	return &Validator{cfg: cfg, fetch: oauth.NewFetcher(Timeout), cache: map[[sha256.Size]byte]cached{}, refused: map[[sha256.Size]byte]cached{}, flights: map[[sha256.Size]byte]*flight{},
+		introspections: make(chan struct{}, MaxIntrospections)}, nil
 }
 
 // Close closes the idle connections of the Validator's own transport.

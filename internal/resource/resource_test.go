@@ -925,3 +925,53 @@ func TestRefusedIntrospectionsAreCachedApart(t *testing.T) {
 		t.Errorf("past CacheTTL: %v, %d more introspections; want it asked again", err, as.HitsOf("/introspect")-before)
 	}
 }
+
+// At most MaxIntrospections introspections are under way at once, all
+// tokens together: a flood of distinct opaque tokens does not make as
+// many requests to the issuer at once. A Validate waiting for room gives
+// up with its context, saying why, and asks nothing.
+func TestConcurrentIntrospectionsAreBounded(t *testing.T) {
+	var hits atomic.Int32
+	arrived, release := make(chan struct{}, resource.MaxIntrospections+1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		hits.Add(1)
+		arrived <- struct{}{}
+		<-release
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"active":true,"sub":"bob","aud":"https://mcp.example/mcp"}`))
+	}))
+	defer srv.Close()
+	v, err := resource.New(resource.Config{Issuer: srv.URL, Audience: "https://mcp.example/mcp", IntrospectionEndpoint: srv.URL + "/introspect"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	var wg sync.WaitGroup
+	for i := range resource.MaxIntrospections {
+		wg.Go(func() {
+			if _, err := v.Validate(context.Background(), fmt.Sprintf("opaque-%d", i)); err != nil {
+				t.Errorf("Validate %d: %v", i, err)
+			}
+		})
+	}
+	for range resource.MaxIntrospections {
+		<-arrived // all at the issuer
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	asked := &askedDone{Context: ctx, asked: make(chan struct{})}
+	gaveUp := make(chan error, 1)
+	go func() {
+		_, err := v.Validate(asked, "opaque-one-too-many")
+		gaveUp <- err
+	}()
+	<-asked.asked
+	cancel()
+	err = <-gaveUp
+	close(release)
+	wg.Wait()
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "under way") || hits.Load() != resource.MaxIntrospections {
+		t.Errorf("one more Validate while %d introspections are under way, given up: %v after %d introspections; want context.Canceled waiting for room, and %d",
+			resource.MaxIntrospections, err, hits.Load(), resource.MaxIntrospections)
+	}
+}

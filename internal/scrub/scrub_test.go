@@ -178,6 +178,58 @@ func TestHandlerNumbers(t *testing.T) {
 	}
 }
 
+// TestHandlerAny: a value a handler writes otherwise than %+v prints it
+// (the JSON handler marshals the fields behind pointers and those of a
+// Stringer; both handlers write a TextMarshaler's text) is scrubbed as the
+// handler would write it, by either handler.
+func TestHandlerAny(t *testing.T) {
+	type cred struct{ Token string }
+	for name, newBase := range map[string]func(io.Writer) slog.Handler{
+		"text": func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) },
+		"json": func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, nil) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			log := slog.New(NewHandler(newBase(&buf), New("hunter22")))
+			log.Info("m",
+				"ptr", struct {
+					Name string
+					Cred *cred
+				}{"gh", &cred{"hunter22"}},
+				"list", []*cred{{"hunter22"}},
+				"stringer", hiddenCred{"hunter22"},
+				"text", textCred{"hunter22"},
+			)
+			if out := buf.String(); strings.Contains(out, "hunter22") {
+				t.Errorf("log holds the secret: %s", out)
+			}
+			if name != "json" {
+				return
+			}
+			var got map[string]any
+			if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+				t.Fatal(err)
+			}
+			for key, want := range map[string]string{"ptr": `{"Cred":{"Token":"[redacted]"},"Name":"gh"}`, "list": `[{"Token":"[redacted]"}]`, "stringer": `{"Token":"[redacted]"}`, "text": `"[redacted]"`} {
+				if b, _ := json.Marshal(got[key]); string(b) != want {
+					t.Errorf("%s logged as %s, want %s", key, b, want)
+				}
+			}
+		})
+	}
+}
+
+// hiddenCred prints without its token, but marshals it.
+type hiddenCred struct{ Token string }
+
+func (hiddenCred) String() string { return "cred" }
+
+// textCred prints without its token, but its text holds it.
+type textCred struct{ token string }
+
+func (textCred) String() string                 { return "cred" }
+func (c textCred) MarshalText() ([]byte, error) { return []byte(c.token), nil }
+
 // TestHandlerBoundAttrs: attributes bound to a logger (With, inside and
 // outside groups) are scrubbed of a secret added after they were bound, and
 // keep their place.

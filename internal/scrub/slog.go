@@ -2,6 +2,7 @@ package scrub
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -9,8 +10,8 @@ import (
 )
 
 // NewHandler returns a slog.Handler that scrubs the message and the
-// attribute values (strings, numbers, errors and anything printed with %v)
-// of every record before h sees it. Secrets added to s later are scrubbed
+// attribute values (strings, numbers, errors and anything printed with %+v
+// or marshalled to JSON) of every record before h sees it. Secrets added to s later are scrubbed
 // from then on, from the attributes bound with WithAttrs before too.
 func NewHandler(h slog.Handler, s *Scrubber) slog.Handler {
 	return &handler{base: h, s: s}
@@ -123,8 +124,16 @@ func (h *handler) attr(a slog.Attr) slog.Attr {
 			}
 			break
 		}
-		if text := fmt.Sprint(v.Any()); h.s.Contains(text) {
+		// The text handler writes %+v (a Stringer's String), the JSON
+		// handler what %+v may not show: the fields behind pointers and
+		// those of a Stringer; both write a TextMarshaler's text. A value
+		// is written as it prints, scrubbed, when that holds a secret, else
+		// as it marshals, scrubbed, when that does.
+		if text := fmt.Sprintf("%+v", v.Any()); h.s.Contains(text) {
 			return slog.String(a.Key, h.s.String(text))
+		}
+		if j, err := json.Marshal(v.Any()); err == nil && h.s.Contains(string(j)) {
+			return slog.Any(a.Key, json.RawMessage(h.s.JSON(j)))
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}

@@ -19,6 +19,11 @@ import (
 // scanExecution.
 const executionColumns = `id, code, status, result, error, logs, connectors, clock, owner, task, trace, started_by, started_by_name, started_by_email, created_at, updated_at`
 
+// briefColumns are executionColumns as a brief list reads them
+// (codemode.ExecutionFilter.Brief): the code, values, logs, connectors,
+// clock and task empty.
+const briefColumns = `id, '', status, NULL, '', NULL, NULL, NULL, owner, NULL, trace, started_by, started_by_name, started_by_email, created_at, updated_at`
+
 var createExecutionSQL = `INSERT INTO executions (` + executionColumns + `) VALUES ` + values(executionColumns)
 
 // CreateExecution inserts e (codemode.Store). Its Code, Task (JSON text,
@@ -183,7 +188,11 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 // prepares a statement with a bound LIMIT again on every run, its planner
 // reading the value).
 func (s *Store) listQuery(f codemode.ExecutionFilter) (string, []any, error) {
-	q, args := `SELECT `+executionColumns+` FROM executions WHERE true`, []any(nil)
+	cols := executionColumns
+	if f.Brief {
+		cols = briefColumns
+	}
+	q, args := `SELECT `+cols+` FROM executions WHERE true`, []any(nil)
 	if f.Tasks {
 		q += ` AND task IS NOT NULL`
 	}

@@ -238,6 +238,14 @@ func testListExecutions(t *testing.T, f Factory) {
 	if diff := cmp.Diff([]*codemode.Execution{want}, got); diff != "" {
 		t.Errorf("listed record (-want +got):\n%s", diff)
 	}
+	// A brief list reads the keys and what changes, nothing else.
+	if got, err = s.ListExecutions(ctx, codemode.ExecutionFilter{Limit: 1, Brief: true}); err != nil {
+		t.Fatal(err)
+	}
+	brief := &codemode.Execution{ID: want.ID, Status: want.Status, Owner: want.Owner, Trace: want.Trace, StartedBy: want.StartedBy, CreatedAt: want.CreatedAt, UpdatedAt: want.UpdatedAt}
+	if diff := cmp.Diff([]*codemode.Execution{brief}, got); diff != "" {
+		t.Errorf("brief listed record (-want +got):\n%s", diff)
+	}
 }
 
 // A list read a page at a time, each page after the last key of the one

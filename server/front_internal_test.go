@@ -1,0 +1,67 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+)
+
+// onFirstRead closes reading when its reader is first read.
+type onFirstRead struct {
+	io.Reader
+	once    sync.Once
+	reading chan struct{}
+}
+
+func (r *onFirstRead) Read(p []byte) (int, error) {
+	r.once.Do(func() { close(r.reading) })
+	return r.Reader.Read(p)
+}
+
+// mcp-go's read goroutine, which calls stdioFront.Read, can outlive
+// Listen (ServeStdio stops the front then): a request of the front's read
+// once the front has stopped gets no goroutine stop did not wait for, and
+// no answer.
+func TestStdioFrontStartsNothingAfterStop(t *testing.T) {
+	s := &Server{log: slog.New(slog.DiscardHandler)}
+	f := s.newFront(context.Background())
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inR.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	ctx, end := context.WithCancelCause(context.Background())
+	defer end(nil)
+	out := newStdioOut(ctx, end, outW)
+	in := &onFirstRead{Reader: inR, reading: make(chan struct{})}
+	r := &stdioFront{f: f, in: bufio.NewReader(in), out: out, max: 1 << 20}
+	read := make(chan error, 1)
+	go func() {
+		_, err := r.Read(make([]byte, 4096))
+		read <- err
+	}()
+	<-in.reading // Read is past its check of the front's context
+	f.stop()
+	if _, err := inW.WriteString(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{}}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-read; err == nil {
+		t.Error("Read after the front stopped returned no error")
+	}
+	f.wg.Wait() // whatever Read started after stop
+	out.flush()
+	_ = outW.Close()
+	_ = inW.Close()
+	if b, _ := io.ReadAll(outR); len(b) > 0 {
+		t.Fatalf("a request read after the front stopped was answered on a goroutine stop did not wait for: %s", b)
+	}
+}
