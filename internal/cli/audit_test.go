@@ -172,6 +172,48 @@ func TestExecutionsListsPastAnUnreadableRow(t *testing.T) {
 	}
 }
 
+// A row the store cannot read (here a running run with a status this
+// release does not know) is deleted by `executions delete` all the same,
+// whatever its status says, and the deletion is audited.
+func TestDeletingAnUnreadableRow(t *testing.T) {
+	cfg := notesConfig(t)
+	db := filepath.Join(filepath.Dir(cfg), "c.db")
+	st, err := sqlite.Open(t.Context(), db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"exec_ok", "exec_bad"} {
+		e := &codemode.Execution{ID: id, Status: codemode.StatusRunning, Owner: "own_gone", CreatedAt: time.Now()}
+		if err := st.CreateExecution(t.Context(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err = raw.ExecContext(t.Context(), `UPDATE executions SET status = 'exploded' WHERE id = 'exec_bad'`); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run(t, "", "executions", "delete", "exec_bad", "--config", cfg); code != cli.ExitOK {
+		t.Fatalf("delete of an unreadable row: %d %s %s", code, out, errs)
+	}
+	var n int
+	if err := raw.QueryRowContext(t.Context(), `SELECT count(*) FROM executions WHERE id = 'exec_bad'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the unreadable row after delete: %d rows, %v", n, err)
+	}
+	code, out, errs := run(t, "", "audit", "--run", "exec_bad", "--config", cfg)
+	var r codemode.AuditRecord
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &r); err != nil || code != 0 ||
+		r.Action != codemode.AuditDelete || r.Outcome != codemode.AuditOK || r.Person.Subject != codemode.Local.Subject {
+		t.Fatalf("audit after deleting an unreadable row: %d %v\n%s\n%s", code, err, out, errs)
+	}
+}
+
 // Deleting a paused run rejects it first: that rejection is a decision,
 // audited like `approvals reject` (the record outlives the deleted run).
 func TestDeletingAPausedRunAuditsItsRejection(t *testing.T) {

@@ -109,7 +109,7 @@ func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Executio
 	e, err := scanExecution(s.db.QueryRow(ctx, `SELECT `+executionColumns+` FROM executions WHERE id = $1`, id))
 	switch {
 	case err != nil && e != nil:
-		return nil, fmt.Errorf("execution %s cannot be read: %w", id, err)
+		return nil, fmt.Errorf("execution %s: %w: %w", id, codemode.ErrUnreadable, err)
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("execution %s: %w", id, codemode.ErrNotFound)
 	case err != nil:
