@@ -238,3 +238,39 @@ func TestDeletingAPausedRunAuditsItsRejection(t *testing.T) {
 		t.Fatalf("audit after deleting a paused run has no rejection by the command line: %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// A log entry the store cannot read: `executions show` shows the rest of
+// the log and says which entry cannot be read; an approval, whose replay
+// would read past it, ends the run in an error saying so, and the pending
+// call is not made.
+func TestAnUnreadableLogEntry(t *testing.T) {
+	cfg := notesConfig(t)
+	code, out, errs := run(t, "", "run", "--config", cfg, "--code", "async () => { await notes.listNotes({}); return notes.createNote({ text: 'x' }) }")
+	var paused struct{ Status, ExecutionID string }
+	if err := json.Unmarshal([]byte(out), &paused); err != nil || code != 0 || paused.Status != "paused" {
+		t.Fatalf("run: %d %s %s", code, out, errs)
+	}
+	raw, err := sql.Open("sqlite", filepath.Join(filepath.Dir(cfg), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.ExecContext(t.Context(), `UPDATE entries SET state = 'exploded' WHERE seq = 1`); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = run(t, "", "executions", "show", paused.ExecutionID, "--config", cfg)
+	if code != cli.ExitOK || !strings.Contains(out, `log entry #1: cannot be read: unknown log entry state \"exploded\"`) || !strings.Contains(out, `"method": "createNote"`) {
+		t.Fatalf("show: %d\n%s\n%s", code, out, errs)
+	}
+	if code, out, errs = run(t, "", "approvals", "approve", paused.ExecutionID, "--config", cfg); code == cli.ExitOK {
+		t.Fatalf("approve over an unreadable entry: %d %s %s", code, out, errs)
+	}
+	var status string
+	var notes int
+	if err := raw.QueryRowContext(t.Context(), `SELECT status FROM executions`).Scan(&status); err != nil || status != "error" {
+		t.Errorf("the run after the approval: %q, %v; want error", status, err)
+	}
+	if err := raw.QueryRowContext(t.Context(), `SELECT count(*) FROM records`).Scan(&notes); err != nil || notes != 0 {
+		t.Errorf("notes after the approval: %d, %v; want none made", notes, err)
+	}
+}
