@@ -96,6 +96,10 @@ const (
 	// where: SourceConsole).
 	AuditLogin  AuditAction = "login"
 	AuditLogout AuditAction = "logout"
+	// AuditDelete: the local operator deleted a run whose row the store
+	// cannot read (ErrUnreadable); a readable run's deletion is audited
+	// only as the rejection it makes of a paused run.
+	AuditDelete AuditAction = "delete"
 )
 
 // SourceConsole is the Source of what a person did in the approval

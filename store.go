@@ -86,6 +86,9 @@ var (
 	// ErrConflict: the record exists already (insert) or is no longer in the
 	// expected state (conditional update).
 	ErrConflict = errors.New("conflict")
+	// ErrUnreadable: the execution's row exists but cannot be decoded (a
+	// status this release does not know, broken JSON).
+	ErrUnreadable = errors.New("cannot be read")
 )
 
 // Store persists executions, their logs and snippets. Implementations must

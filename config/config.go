@@ -126,7 +126,10 @@ type Store struct {
 	// user's data directory (internal/appdirs). A postgres:// or
 	// postgresql:// URL (IsPostgresURL) puts the log in that PostgreSQL
 	// database instead, which several replicas may share.
-	Path          string        `cfg:"path,nonempty,check=store"`
+	Path string `cfg:"path,nonempty,check=store"`
+	// PathLine is the line of store.path in the file (0 when not set
+	// there), which an error opening the store names.
+	PathLine      int
 	MaxExecutions int           `cfg:"max_executions,positive"` // terminal runs kept; default 50
 	PausedTTL     time.Duration `cfg:"paused_ttl,positive"`     // paused runs older than this expire; default 24h
 	// MaxRunLog is the quota of one run's log in bytes: the arguments,

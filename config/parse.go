@@ -155,6 +155,7 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 		d.checkApprovers(d.at[fp], fp, &cfg.Approvals.Approvers)
 	}
 	d.warnOpenListener(cfg.Server)
+	cfg.Store.PathLine = d.at["store.path"].line
 	if len(d.errs) > 0 {
 		return nil, collect(d.errs)
 	}

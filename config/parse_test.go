@@ -77,7 +77,7 @@ func TestParseFull(t *testing.T) {
 			},
 		},
 		Store: Store{
-			Path: filepath.Join(dir, "data", "codemode.db"), MaxExecutions: 10, PausedTTL: 2 * time.Hour, MaxRunLog: 8 << 20, Synchronous: "full",
+			Path: filepath.Join(dir, "data", "codemode.db"), PathLine: 19, MaxExecutions: 10, PausedTTL: 2 * time.Hour, MaxRunLog: 8 << 20, Synchronous: "full",
 			CacheDir: filepath.Join(dir, "cache"), Lease: 15 * time.Second,
 		},
 		Sandbox: Sandbox{

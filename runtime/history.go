@@ -94,6 +94,9 @@ func (r *Runtime) ExecutionLog(ctx context.Context, id string, q codemode.LogQue
 // rolling_back one is refused (ErrWrongState); a paused one is rejected
 // first, and that rejection is audited as Reject's is (the record outlives
 // the run). Applied actions are not reverted: roll back first for that.
+// A run the store cannot read (codemode.ErrUnreadable) the local operator
+// (no principal) may delete whatever its status says, since it can be
+// neither recovered nor decided; that deletion is audited (AuditDelete).
 func (r *Runtime) DeleteExecution(ctx context.Context, id string) error {
 	done, err := r.begin()
 	if err != nil {
@@ -101,6 +104,14 @@ func (r *Runtime) DeleteExecution(ctx context.Context, id string) error {
 	}
 	defer done()
 	e, err := r.seen(ctx, id, ownRun)
+	if errors.Is(err, codemode.ErrUnreadable) && codemode.PrincipalFrom(ctx) == nil {
+		err = r.store.DeleteExecution(ctx, id)
+		r.audit(ctx, codemode.AuditRecord{Action: codemode.AuditDelete, ExecutionID: id}, err)
+		if err != nil {
+			return fmt.Errorf("delete execution %s: %w", id, err)
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,5 +68,40 @@ func TestOpenStorePassesTheRunLogQuota(t *testing.T) {
 	err = st.RecoverExecution(ctx, &codemode.Execution{ID: run.ID, Status: codemode.StatusError}, codemode.StatusRunning, "own_dead", "unknown")
 	if err == nil || !strings.Contains(err.Error(), "3 GiB, over the 2 GiB a journal may be") {
 		t.Errorf("recovery of a run with a 3 GiB journal, quota 512 MiB: %v; want it refused over a bound of 2 GiB", err)
+	}
+}
+
+// A store named in the configuration file that cannot be opened stops
+// start-up with an error that says where the file names it, as a mistake
+// found when the file is read does: a file that is not a database, and a
+// PostgreSQL server that refuses the connection. --db names no line.
+func TestAStoreThatCannotOpenNamesItsLine(t *testing.T) {
+	dir := t.TempDir()
+	notDB := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notDB, []byte("not a database, but long enough to have a header's worth of bytes in it\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "postgres://u@" + l.Addr().String() + "/db?connect_timeout=5"
+	l.Close()
+	file := filepath.Join(dir, "codemode.yaml")
+	for _, loc := range []string{notDB, refused} {
+		cfg, err := config.Parse([]byte("sandbox:\n  isolation: inprocess\nstore:\n  path: "+strconv.Quote(loc)+"\n"), file)
+		if err != nil {
+			t.Fatalf("config: %v", err)
+		}
+		for _, db := range []string{"", loc} {
+			a, err := Open(context.Background(), cfg, Options{DBPath: db, Logger: slog.New(slog.DiscardHandler)})
+			if err == nil {
+				a.Close()
+				t.Fatalf("%s: opened", loc)
+			}
+			if named := strings.HasPrefix(err.Error(), file+":4: store.path: "); named != (db == "") {
+				t.Errorf("Open with store.path %s, --db %q: %v\nwant it to begin %q only without --db", loc, db, err, file+":4: store.path: ")
+			}
+		}
 	}
 }

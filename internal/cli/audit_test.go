@@ -172,6 +172,48 @@ func TestExecutionsListsPastAnUnreadableRow(t *testing.T) {
 	}
 }
 
+// A row the store cannot read (here a running run with a status this
+// release does not know) is deleted by `executions delete` all the same,
+// whatever its status says, and the deletion is audited.
+func TestDeletingAnUnreadableRow(t *testing.T) {
+	cfg := notesConfig(t)
+	db := filepath.Join(filepath.Dir(cfg), "c.db")
+	st, err := sqlite.Open(t.Context(), db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"exec_ok", "exec_bad"} {
+		e := &codemode.Execution{ID: id, Status: codemode.StatusRunning, Owner: "own_gone", CreatedAt: time.Now()}
+		if err := st.CreateExecution(t.Context(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err = raw.ExecContext(t.Context(), `UPDATE executions SET status = 'exploded' WHERE id = 'exec_bad'`); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run(t, "", "executions", "delete", "exec_bad", "--config", cfg); code != cli.ExitOK {
+		t.Fatalf("delete of an unreadable row: %d %s %s", code, out, errs)
+	}
+	var n int
+	if err := raw.QueryRowContext(t.Context(), `SELECT count(*) FROM executions WHERE id = 'exec_bad'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the unreadable row after delete: %d rows, %v", n, err)
+	}
+	code, out, errs := run(t, "", "audit", "--run", "exec_bad", "--config", cfg)
+	var r codemode.AuditRecord
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &r); err != nil || code != 0 ||
+		r.Action != codemode.AuditDelete || r.Outcome != codemode.AuditOK || r.Person.Subject != codemode.Local.Subject {
+		t.Fatalf("audit after deleting an unreadable row: %d %v\n%s\n%s", code, err, out, errs)
+	}
+}
+
 // Deleting a paused run rejects it first: that rejection is a decision,
 // audited like `approvals reject` (the record outlives the deleted run).
 func TestDeletingAPausedRunAuditsItsRejection(t *testing.T) {
@@ -194,5 +236,41 @@ func TestDeletingAPausedRunAuditsItsRejection(t *testing.T) {
 	}
 	if code != 0 || rej == nil || rej.Outcome != codemode.AuditOK || rej.Target != "notes.createNote" || rej.Person.Subject != codemode.Local.Subject {
 		t.Fatalf("audit after deleting a paused run has no rejection by the command line: %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// A log entry the store cannot read: `executions show` shows the rest of
+// the log and says which entry cannot be read; an approval, whose replay
+// would read past it, ends the run in an error saying so, and the pending
+// call is not made.
+func TestAnUnreadableLogEntry(t *testing.T) {
+	cfg := notesConfig(t)
+	code, out, errs := run(t, "", "run", "--config", cfg, "--code", "async () => { await notes.listNotes({}); return notes.createNote({ text: 'x' }) }")
+	var paused struct{ Status, ExecutionID string }
+	if err := json.Unmarshal([]byte(out), &paused); err != nil || code != 0 || paused.Status != "paused" {
+		t.Fatalf("run: %d %s %s", code, out, errs)
+	}
+	raw, err := sql.Open("sqlite", filepath.Join(filepath.Dir(cfg), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.ExecContext(t.Context(), `UPDATE entries SET state = 'exploded' WHERE seq = 1`); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = run(t, "", "executions", "show", paused.ExecutionID, "--config", cfg)
+	if code != cli.ExitOK || !strings.Contains(out, `log entry #1: cannot be read: unknown log entry state \"exploded\"`) || !strings.Contains(out, `"method": "createNote"`) {
+		t.Fatalf("show: %d\n%s\n%s", code, out, errs)
+	}
+	if code, out, errs = run(t, "", "approvals", "approve", paused.ExecutionID, "--config", cfg); code == cli.ExitOK {
+		t.Fatalf("approve over an unreadable entry: %d %s %s", code, out, errs)
+	}
+	var status string
+	var notes int
+	if err := raw.QueryRowContext(t.Context(), `SELECT status FROM executions`).Scan(&status); err != nil || status != "error" {
+		t.Errorf("the run after the approval: %q, %v; want error", status, err)
+	}
+	if err := raw.QueryRowContext(t.Context(), `SELECT count(*) FROM records`).Scan(&notes); err != nil || notes != 0 {
+		t.Errorf("notes after the approval: %d, %v; want none made", notes, err)
 	}
 }

@@ -91,7 +91,9 @@ func checkState(st codemode.EntryState) error {
 	return nil
 }
 
-// scanEntry reads entryColumns, then into more.
+// scanEntry reads entryColumns, then into more. An entry whose kind or
+// state cannot be decoded is returned, as read, with an error that wraps
+// codemode.ErrUnreadable.
 func scanEntry(row Row, more ...any) (codemode.Entry, error) {
 	var (
 		e                         codemode.Entry
@@ -105,7 +107,7 @@ func scanEntry(row Row, more ...any) (codemode.Entry, error) {
 	if err == nil {
 		err = errors.Join(e.Kind.UnmarshalText([]byte(kind)), e.State.UnmarshalText([]byte(state)))
 		if err != nil {
-			err = fmt.Errorf("log entry #%d: %w", e.Seq, err)
+			err = fmt.Errorf("log entry #%d: %w: %w", e.Seq, codemode.ErrUnreadable, err)
 		}
 	}
 	e.Args, e.Result = json.RawMessage(args), json.RawMessage(result)
@@ -117,10 +119,16 @@ func scanEntry(row Row, more ...any) (codemode.Entry, error) {
 }
 
 // scanClippedEntry reads entryColumns, then the lengths in bytes of args,
-// result and error.
+// result and error. An entry that cannot be decoded is returned with its
+// Error saying so and why, so that a reader sees the rest of the log and
+// which entry is unreadable (Entries, which a replay reads, fails on it).
 func scanClippedEntry(row Row) (codemode.ClippedEntry, error) {
 	var c codemode.ClippedEntry
 	e, err := scanEntry(row, &c.Sizes.Args, &c.Sizes.Result, &c.Sizes.Error)
+	if errors.Is(err, codemode.ErrUnreadable) {
+		e.Error, err = err.Error(), nil
+		c.Sizes.Error = len(e.Error)
+	}
 	c.Entry = e
 	return c, err
 }

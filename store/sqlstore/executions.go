@@ -114,7 +114,7 @@ func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Executio
 	e, err := scanExecution(s.db.QueryRow(ctx, `SELECT `+executionColumns+` FROM executions WHERE id = $1`, id))
 	switch {
 	case err != nil && e != nil:
-		return nil, fmt.Errorf("execution %s cannot be read: %w", id, err)
+		return nil, fmt.Errorf("execution %s: %w: %w", id, codemode.ErrUnreadable, err)
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("execution %s: %w", id, codemode.ErrNotFound)
 	case err != nil:
@@ -145,7 +145,7 @@ func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from
 }
 
 // ListExecutions returns executions newest first (codemode.Store). A row
-// that cannot be read is logged, naming it, and left out, and a limited
+// that cannot be read is logged, naming it, once per Store, and left out, and a limited
 // list reads as many rows more after the last it read, so that one bad row
 // neither hides the others (recovery lists the runs it recovers) nor
 // shortens a page.
@@ -166,8 +166,10 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 			f.After = codemode.ExecutionKey{CreatedAt: e.CreatedAt, ID: e.ID}
 			if err != nil {
 				skipped++
-				s.logger.WarnContext(ctx, "an execution cannot be read; it is left out of the list (fix or delete its row in the store)",
-					"execution", short.Clip(e.ID, 128), "err", err)
+				if s.firstWarning(e.ID) {
+					s.logger.WarnContext(ctx, "an execution cannot be read; it is left out of the list (fix or delete its row in the store)",
+						"execution", short.Clip(e.ID, 128), "err", err)
+				}
 				return nil
 			}
 			out = append(out, e)
@@ -181,6 +183,25 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 		}
 		f.Limit = skipped
 	}
+}
+
+// maxWarned bounds Store.warned.
+const maxWarned = 1024
+
+// firstWarning reports whether the unreadable row id is to be logged: the
+// first time this Store meets it (or since warned was last emptied).
+func (s *Store) firstWarning(id string) bool {
+	id = short.Clip(id, 128)
+	s.warnedMu.Lock()
+	defer s.warnedMu.Unlock()
+	if s.warned[id] {
+		return false
+	}
+	if s.warned == nil || len(s.warned) >= maxWarned {
+		s.warned = map[string]bool{}
+	}
+	s.warned[id] = true
+	return true
 }
 
 // listQuery is ListExecutions' statement for f. Each filter makes its own

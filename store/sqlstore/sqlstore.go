@@ -31,6 +31,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -91,6 +92,11 @@ type Store struct {
 	db     DB
 	d      Dialect
 	logger *slog.Logger
+	// warned holds the ids of the unreadable rows ListExecutions logged,
+	// so that recovery's list at every heartbeat logs each once per
+	// process; it is emptied when it holds maxWarned, bounding it.
+	warnedMu sync.Mutex
+	warned   map[string]bool
 	// The statements that name d.Order, written once. pruneTerminal keeps
 	// the newest with NOT IN … LIMIT rather than skipping them with OFFSET:
 	// SQLite takes OFFSET only after a LIMIT (-1 for none), which

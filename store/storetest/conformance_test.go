@@ -163,6 +163,7 @@ func run(t *testing.T, f Factory) {
 		{"PruneRace", testPruneRace},
 		{"EntriesRoundTrip", testEntriesRoundTrip},
 		{"ClippedEntries", testClippedEntries},
+		{"UnreadableEntry", testUnreadableEntry},
 		{"InsertEntryErrors", testInsertEntryErrors},
 		{"UpdateEntry", testUpdateEntry},
 		{"UpdateEntryRecordsError", testUpdateEntryRecordsError},

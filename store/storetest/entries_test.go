@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -292,5 +293,33 @@ func testEntryTask(t *testing.T, f Factory) {
 	insert(t, s, three)
 	if got := entries(t, s, "exec_t"); len(got) != 3 || got[2].Task != "task-3" {
 		t.Errorf("inserted waiting entry = %+v, want task-3", got)
+	}
+}
+
+// A log entry the store cannot read (a state or kind this release does
+// not know) does not hide the rest of the log from a reader: ClippedEntries
+// returns it with an error saying it cannot be read and why, the others
+// as they are. Entries, which a replay reads, fails on it
+// (codemode.ErrUnreadable), so that a replay never skips a logged call.
+func testUnreadableEntry(t *testing.T, f Factory) {
+	s := f.New(t)
+	ctx := context.Background()
+	create(t, s, NewExecution("ue", codemode.StatusPaused))
+	for seq := 1; seq <= 3; seq++ {
+		insert(t, s, NewEntry("ue", seq, codemode.EntryApplied))
+	}
+	f.Exec(t, s, `UPDATE entries SET state = 'exploded' WHERE seq = 2`)
+	log, err := s.ClippedEntries(ctx, "ue", codemode.LogQuery{})
+	if err != nil || len(log) != 3 {
+		t.Fatalf("ClippedEntries = %d entries, %v; want 3", len(log), err)
+	}
+	if log[0].State != codemode.EntryApplied || log[2].State != codemode.EntryApplied || log[0].Error != "" {
+		t.Errorf("the readable entries: %+v, %+v", log[0], log[2])
+	}
+	if e := log[1]; e.Seq != 2 || !strings.Contains(e.Error, "cannot be read") || !strings.Contains(e.Error, `"exploded"`) {
+		t.Errorf("the unreadable entry: seq %d, error %q; want seq 2 saying it cannot be read and why", e.Seq, e.Error)
+	}
+	if _, err := s.Entries(ctx, "ue"); !errors.Is(err, codemode.ErrUnreadable) || !strings.Contains(err.Error(), "#2") {
+		t.Errorf("Entries = %v, want ErrUnreadable naming #2", err)
 	}
 }

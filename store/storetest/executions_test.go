@@ -324,7 +324,7 @@ func testListExecutionsSkipsUnreadable(t *testing.T, f Factory) {
 	}
 	for id, want := range map[string]string{"u4": `unknown execution status "exploded"`, "u3": "decode column logs", "u1": "decode column task"} {
 		_, err := s.GetExecution(ctx, id)
-		if err == nil || errors.Is(err, codemode.ErrNotFound) || !strings.Contains(err.Error(), want) {
+		if !errors.Is(err, codemode.ErrUnreadable) || !strings.Contains(err.Error(), want) {
 			t.Errorf("GetExecution(%s) = %v, want an error saying %q", id, err, want)
 		}
 	}
