@@ -101,12 +101,19 @@ type Store interface {
 	// GetExecution returns ErrNotFound for an unknown id.
 	GetExecution(ctx context.Context, id string) (*Execution, error)
 	// UpdateExecution stores e (status, result, error, logs, connectors,
-	// clock, owner, UpdatedAt) if the stored status is still from, else
-	// ErrConflict (ErrNotFound if there is no such execution). Code,
-	// Task and CreatedAt are written once, by CreateExecution.
-	UpdateExecution(ctx context.Context, e *Execution, from ExecStatus) error
+	// clock, owner, UpdatedAt) if the stored status is still from and
+	// the stored UpdatedAt still since (what the caller read, or last
+	// wrote), else ErrConflict (ErrNotFound if there is no such
+	// execution): a run that left from and came back to it (paused
+	// again) is not decided on as it was. Code, Task and CreatedAt are
+	// written once, by CreateExecution.
+	UpdateExecution(ctx context.Context, e *Execution, from ExecStatus, since time.Time) error
 	// ListExecutions returns executions newest first, ties in insertion
-	// order (the later first), as f selects.
+	// order (the later first), as f selects. An execution the store
+	// cannot read (a status or a value it cannot decode) is left out,
+	// logged with its id and what is wrong, and not counted in f.Limit:
+	// one bad row must not hide the others (recovery lists the runs it
+	// recovers). GetExecution of it says what is wrong.
 	ListExecutions(ctx context.Context, f ExecutionFilter) ([]*Execution, error)
 	// DeleteExecution removes an execution and its log; ErrNotFound if absent.
 	DeleteExecution(ctx context.Context, id string) error

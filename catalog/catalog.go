@@ -10,13 +10,16 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -173,9 +176,7 @@ type Catalog struct {
 // globs and revert functions. A source whose Tools fails is kept with its
 // error; bad configuration (duplicate names, malformed globs) is an error.
 func New(ctx context.Context, sources []Source, opts Options) (*Catalog, error) {
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	c := &Catalog{opts: opts, byName: map[string]*Connector{}}
 	var names []string
 	for i, src := range sources {
@@ -235,10 +236,7 @@ func (c *Catalog) Build(ctx context.Context, src Source) *Connector {
 	s.noApprove, s.noApprovePaths = splitGlobs(src.NoApprove)
 	defs, err := src.Connector.Tools(ctx)
 	s.Caps = src.Connector.Capabilities() // after Tools, so that they agree
-	s.Description = src.Description
-	if s.Description == "" {
-		s.Description = sc.String(s.Caps.Description)
-	}
+	s.Description = cmp.Or(src.Description, sc.String(s.Caps.Description))
 	s.fingerprint = sync.OnceValue(func() string { return fingerprint(defs, s.defs) })
 	s.shared = sync.OnceValue(s.decodeShared)
 	s.decls = sync.OnceValue(func() string { return typegen.Declarations(s.typegen()) })
@@ -368,10 +366,8 @@ func (s *Connector) Method(name string) *Method { return s.byName[name] }
 
 // bySourceName finds a listed method by its source name.
 func (s *Connector) bySourceName(name string) *Method {
-	for _, t := range s.Methods {
-		if t.Def.SourceName == name {
-			return t
-		}
+	if i := slices.IndexFunc(s.Methods, func(t *Method) bool { return t.Def.SourceName == name }); i >= 0 {
+		return s.Methods[i]
 	}
 	return nil
 }
@@ -548,10 +544,7 @@ func (c *Catalog) sandboxGlobals() []sandbox.Global {
 			g.Unavailable = s.Err.Error()
 		default:
 			g.Forward = s.Source.ForwardUnknown
-			for _, t := range s.Methods {
-				g.Methods = append(g.Methods, t.Def.Name)
-			}
-			sort.Strings(g.Methods)
+			g.Methods = slices.Sorted(maps.Keys(s.byName)) // names are unique (connectors.Connector.Tools)
 		}
 		gs = append(gs, g)
 	}
@@ -666,10 +659,7 @@ func Nearest(want string, names []string, n int) []string {
 		}
 		return d
 	})
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
+	return out[:min(n, len(out))]
 }
 
 // maxForwardedName bounds the name of a method called without being

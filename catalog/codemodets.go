@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -120,9 +121,7 @@ func tsStruct(t reflect.Type, inline bool) string {
 		if !f.IsExported() || name == "-" {
 			continue
 		}
-		if name == "" {
-			name = f.Name
-		}
+		name = cmp.Or(name, f.Name)
 		if strings.Contains(","+opts+",", ",omitempty,") {
 			name += "?"
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -191,10 +192,7 @@ func (ck *argChecker) object(l *sandbox.Literal, m map[string]any, ptr string, d
 		}
 	}
 	closed := m["additionalProperties"] == false && m["patternProperties"] == nil
-	var known []string
-	for k := range props {
-		known = append(known, k)
-	}
+	known := slices.Collect(maps.Keys(props))
 	for _, p := range l.Props {
 		sub, ok := props[p.Key]
 		if !ok {

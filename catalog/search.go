@@ -228,10 +228,7 @@ func (c *Catalog) makeIndex() *searchIndex {
 // makeSegment makes the connector's documents for the search index: the
 // connector itself and each method, analysed once.
 func (s *Connector) makeSegment() *search.Segment[*SearchResult] {
-	desc := s.Description
-	if desc == "" {
-		desc = fmt.Sprintf("%d methods", len(s.Methods))
-	}
+	desc := cmp.Or(s.Description, fmt.Sprintf("%d methods", len(s.Methods)))
 	docs := make([]search.Doc[*SearchResult], 0, len(s.Methods)+1)
 	var conn search.Doc[*SearchResult]
 	conn.Value = &SearchResult{Path: s.Name, Connector: s.Name, Kind: kindConnector, Description: summary(desc)}
@@ -438,12 +435,7 @@ func (sns *Snippets) index(ctx context.Context, base *searchIndex) (*searchIndex
 	}
 	var key strings.Builder
 	for _, sn := range snips {
-		key.WriteString(sn.Name)
-		key.WriteByte(0)
-		key.WriteString(sn.Description)
-		key.WriteByte(0)
-		key.Write(sn.InputSchema)
-		key.WriteByte(0)
+		fmt.Fprintf(&key, "%s\x00%s\x00%s\x00", sn.Name, sn.Description, sn.InputSchema)
 	}
 	cur := sns.last.Load()
 	if cur != nil && cur.key == key.String() && cur.base == base {

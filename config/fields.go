@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -269,11 +271,31 @@ var checks = map[string]check{
 		}
 		return nil
 	}, func(s string) string { return strings.ToLower(strings.TrimSpace(s)) }),
-	"store": func(d *decoder, _ *node, _ fieldPath, v any) (any, bool) { // a file, or a PostgreSQL URL
+	"store": func(d *decoder, n *node, fp fieldPath, v any) (any, bool) { // a file, or a PostgreSQL URL
 		if IsPostgresURL(v.(string)) {
+			if _, err := url.Parse(v.(string)); err != nil {
+				d.errAt(n.pos, fp, "the URL does not parse; write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE (its password percent-encoded)")
+				return nil, false
+			}
 			return v, true
 		}
-		return d.resolvePath(v.(string)), true
+		p := d.resolvePath(v.(string))
+		// What is there already and cannot be the SQLite file is said here,
+		// where the file says it, rather than when the store is opened.
+		for at := p; ; at = filepath.Dir(at) {
+			fi, err := os.Stat(at)
+			switch {
+			case err == nil && at == p && fi.IsDir():
+				d.errAt(n.pos, fp, fmt.Sprintf("%s is a directory: name the SQLite file in it, such as %s", p, filepath.Join(p, "codemode.db")))
+				return nil, false
+			case err == nil && !fi.IsDir() && at != p:
+				d.errAt(n.pos, fp, fmt.Sprintf("%s is a file, not a directory the SQLite file %s can be in", at, p))
+				return nil, false
+			}
+			if err == nil || filepath.Dir(at) == at {
+				return p, true
+			}
+		}
 	},
 	"lease": func(d *decoder, n *node, fp fieldPath, v any) (any, bool) {
 		if v.(time.Duration) < MinLease {

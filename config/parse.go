@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -59,11 +60,33 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("read config file %s: %w", path, err)
 	}
 	defer f.Close()
+	if err := othersCanWrite(f, path); err != nil {
+		return nil, err
+	}
 	data, err := readAtMost(f, path, maxConfigFile)
 	if err != nil {
 		return nil, fmt.Errorf("read config file %s: %w", path, err)
 	}
 	return Parse(data, path)
+}
+
+// othersCanWrite refuses a config file (a regular one: a pipe is made for
+// its reader) that every user could change, by writing it or by replacing
+// it in its directory: the file names the commands codemode-mcp runs and
+// where it sends credentials. Windows has no such mode bits.
+func othersCanWrite(f *os.File, path string) error {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || runtime.GOOS == "windows" {
+		return nil
+	}
+	if m := fi.Mode().Perm(); m&0o002 != 0 {
+		return fmt.Errorf("config file %s is writable by every user (mode %04o), and it names the commands codemode-mcp runs: make it yours alone (chmod o-w %s)", path, m, path)
+	}
+	dir := filepath.Dir(path)
+	if di, err := os.Stat(dir); err == nil && di.Mode().Perm()&0o002 != 0 && di.Mode()&fs.ModeSticky == 0 {
+		return fmt.Errorf("config file %s is in a directory every user can write to (%s, mode %04o), where anyone could replace it, and it names the commands codemode-mcp runs: move it, or chmod o-w %s", path, dir, di.Mode().Perm(), dir)
+	}
+	return nil
 }
 
 // Parse parses and validates a configuration. file names it in messages and
@@ -88,9 +111,9 @@ func parse(data []byte, file string, lookup func(string) (string, bool)) (*Confi
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a BOM, as Windows editors write
 	data = jsoncToJSON(data)                              // VS Code's files have comments
 	tokens := lexer.Tokenize(string(data))
-	if tk := tooDeep(tokens); tk != nil {
+	if tk, msg := tooComplex(tokens); tk != nil {
 		p := tokPos(tk)
-		return nil, &Error{File: file, Line: p.line, Column: p.col, Msg: fmt.Sprintf("nesting deeper than %d levels", maxDepth)}
+		return nil, &Error{File: file, Line: p.line, Column: p.col, Msg: msg}
 	}
 	f, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
@@ -253,15 +276,34 @@ func (d *decoder) warnOpenListener(s Server) {
 	d.warnAt(d.at["server.addr"], "server.addr", fmt.Sprintf("%s listens beyond loopback without auth_token: serve refuses to start unless given --insecure-no-auth (anyone who can reach it could run programs)", s.Addr))
 }
 
-// tooDeep returns the first token nested deeper than maxDepth in flow
-// collections ([ and {) and block entries written on one line ("- - -"),
-// or nil. The parser takes time quadratic in the depth (a 4 MiB file of
-// "[" would take hours), so depth is bounded on its tokens, before it
-// runs; the converter's bound (in node.go) then covers what this count
-// misses, indentation, which the file's size bounds.
-func tooDeep(tokens token.Tokens) *token.Token {
-	flow, line, onLine := 0, 0, 0
+// maxTokens and maxKeys bound a file's tokens and its keys (in all its
+// mappings) before the YAML parser sees them: its time grows with the
+// tokens, and with the square of the keys of one mapping (a 256 KiB
+// mapping of one-line keys took 39 s, a 4 MiB one would take hours).
+// Configurations hold a few hundred of each.
+const (
+	maxTokens = 1 << 16
+	maxKeys   = 1 << 12
+)
+
+// tooComplex returns the first token past a bound of the file, and what
+// the file holds too much of, or nil: more than maxTokens tokens, more
+// than maxKeys keys, or a token nested deeper than maxDepth in flow
+// collections ([ and {) and block entries written on one line ("- - -").
+// Comments are not counted (the parser passes over them). The parser
+// takes time quadratic in the depth too (a 4 MiB file of "["
+// would take hours); the converter's bound (in node.go) then covers what
+// the depth count misses, indentation, which the file's size bounds (a
+// file of 4 MiB nested by indentation alone takes about a second).
+func tooComplex(tokens token.Tokens) (*token.Token, string) {
+	flow, line, onLine, keys, n := 0, 0, 0, 0, 0
 	for _, tk := range tokens {
+		if tk.Type == token.CommentType {
+			continue
+		}
+		if n++; n > maxTokens {
+			return tk, fmt.Sprintf("more than %d YAML tokens (names, values, punctuation): a configuration holds a few thousand; is this the right file?", maxTokens)
+		}
 		if tk.Position.Line != line {
 			line, onLine = tk.Position.Line, 0
 		}
@@ -272,12 +314,17 @@ func tooDeep(tokens token.Tokens) *token.Token {
 			flow--
 		case token.SequenceEntryType, token.MappingKeyType:
 			onLine++
+		case token.MappingValueType:
+			if keys++; keys > maxKeys {
+				return tk, fmt.Sprintf("more than %d keys: a configuration holds a few hundred; is this the right file?", maxKeys)
+			}
+			continue
 		default:
 			continue
 		}
 		if flow+onLine > maxDepth {
-			return tk
+			return tk, fmt.Sprintf("nesting deeper than %d levels", maxDepth)
 		}
 	}
-	return nil
+	return nil, ""
 }

@@ -2,8 +2,10 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -580,6 +582,65 @@ func TestLoadRefusesAHugeFile(t *testing.T) {
 	}
 }
 
+// A config file every user could change (writable by all, or in a
+// directory all can write to without the sticky bit, where anyone could
+// replace it) is refused, saying what to change: it names the commands
+// codemode-mcp runs. A sticky directory (/tmp) protects a user's file.
+func TestLoadRefusesAFileOthersCanChange(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no such mode bits")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "codemode.yaml")
+	if err := os.WriteFile(path, []byte("connectors:\n  x: {command: echo}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file, dir os.FileMode
+		want      string
+	}{
+		{0o600, 0o700, ""},
+		{0o664, 0o775, ""},
+		{0o666, 0o700, path + " is writable by every user (mode 0666), and it names the commands codemode-mcp runs: make it yours alone (chmod o-w " + path + ")"},
+		{0o644, 0o777, path + " is in a directory every user can write to (" + dir + ", mode 0777), where anyone could replace it, and it names the commands codemode-mcp runs: move it, or chmod o-w " + dir},
+		{0o644, 0o777 | os.ModeSticky, ""},
+	} {
+		if err := os.Chmod(path, tc.file); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, tc.dir); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("file %v in a directory %v: Load = %v, want %q", tc.file, tc.dir, err, tc.want)
+		}
+	}
+}
+
+// A store.path that cannot be the SQLite file (a directory, a path through
+// a file) or a PostgreSQL URL that does not parse is refused at its line,
+// saying what to write, not when the store is opened (whose message
+// named no line).
+func TestStorePathErrorsAreLocated(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "codemode.yaml")
+	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{".", file + ":2:9: store.path: " + dir + " is a directory: name the SQLite file in it, such as " + filepath.Join(dir, "codemode.db")},
+		{"f/sub/c.db", file + ":2:9: store.path: " + filepath.Join(dir, "f") + " is a file, not a directory the SQLite file " + filepath.Join(dir, "f/sub/c.db") + " can be in"},
+		{"postgres://u:p%zz@h/db", file + ":2:9: store.path: the URL does not parse; write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE (its password percent-encoded)"},
+		{"new/c.db", ""},
+	} {
+		_, err := Parse([]byte("store:\n  path: "+tc.path+"\n"), file)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || err.Error() != tc.want) {
+			t.Errorf("store.path %s: %v\nwant %s", tc.path, err, tc.want)
+		}
+	}
+}
+
 func TestFind(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -687,6 +748,33 @@ func TestParseRefusesDeepNestingEarly(t *testing.T) {
 		{"flow sequences", strings.Repeat("[", n) + strings.Repeat("]", n), "x.yaml:1:65: nesting deeper than 64 levels"},
 		{"flow mappings", "a: " + strings.Repeat("{b: ", n/4) + strings.Repeat("}", n/4), "x.yaml:1:260: nesting deeper than 64 levels"},
 		{"block sequences on a line", "a:\n  " + strings.Repeat("- ", n) + "x\n", "x.yaml:2:131: nesting deeper than 64 levels"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.src), "x.yaml")
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("got %.200v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// A file of a great many keys or values, within the size bound, is refused
+// at the first key or token past the bound before the YAML parser sees it:
+// its time grows with the square of one mapping's keys (a 256 KiB mapping
+// took 39 s) and with the number of tokens (a 4 MiB sequence took most of a
+// minute).
+func TestParseRefusesWideFilesEarly(t *testing.T) {
+	lines := func(n int, format string) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, format, i)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct{ name, src, want string }{
+		{"keys of one mapping", lines(1<<15, "k%d: v\n"), "x.yaml:4097:6: more than 4096 keys: a configuration holds a few hundred; is this the right file?"},
+		{"keys of a flow mapping", "{" + lines(1<<15, "k%d: 1, ") + "z: 1}", "x.yaml:1:39857: more than 4096 keys: a configuration holds a few hundred; is this the right file?"},
+		{"values of a sequence", "a:\n" + strings.Repeat("- 1\n", 1<<17), "x.yaml:32769:1: more than 65536 YAML tokens (names, values, punctuation): a configuration holds a few thousand; is this the right file?"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.src), "x.yaml")

@@ -83,11 +83,12 @@ type Connector interface {
 	// Name is the connector's global name in the sandbox.
 	Name() string
 	// Tools lists the tools in a stable order, names already sanitized and
-	// unique.
+	// unique (AssignNames does both from the SourceNames).
 	Tools(ctx context.Context) ([]Tool, error)
-	// Call invokes the tool whose SourceName is tool. A tool's own failure is
-	// reported in the Result (IsError); err is reserved for transport or
-	// protocol failures.
+	// Call invokes the tool whose SourceName is tool. A tool's own failure
+	// is reported in the Result (IsError, with a Message saying what was
+	// wrong); err is reserved for a tool the connector does not have
+	// (wrapping ErrUnknownTool) and for transport or protocol failures.
 	Call(ctx context.Context, tool string, args json.RawMessage) (Result, error)
 	// Close releases the connector's resources (stopping and waiting for any
 	// subprocess). It is safe to call more than once.

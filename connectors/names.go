@@ -143,7 +143,9 @@ func NamespaceConflict(names []string) (leaf, nested string, ok bool) {
 
 // Identifier turns a source name into a JavaScript identifier: characters
 // that cannot appear in one become '_' ("get-sum" -> "get_sum"), a leading
-// digit or a reserved word gets a '_' prefix.
+// digit, a reserved word or __proto__ (which, set on the connector's
+// object, would replace its prototype rather than add a method) gets a '_'
+// prefix.
 func Identifier(name string) string {
 	var b strings.Builder
 	for i, r := range name {
@@ -157,7 +159,7 @@ func Identifier(name string) string {
 	if s == "" {
 		return "_"
 	}
-	if r := []rune(s)[0]; unicode.IsDigit(r) || reserved[s] {
+	if r := []rune(s)[0]; unicode.IsDigit(r) || reserved[s] || s == "__proto__" {
 		s = "_" + s
 	}
 	return s

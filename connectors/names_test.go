@@ -17,6 +17,8 @@ func TestIdentifier(t *testing.T) {
 		{"-x", "_x"},
 		{"delete", "_delete"},
 		{"await", "_await"},
+		{"__proto__", "___proto__"},
+		{"constructor", "constructor"},
 		{"", "_"},
 		{"$ref", "$ref"},
 		{"café-crème", "café_crème"},

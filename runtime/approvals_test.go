@@ -12,6 +12,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
 func TestApproverDecides(t *testing.T) {
@@ -529,5 +530,66 @@ func TestRequestWithImpossibleIDIsRefusedClipped(t *testing.T) {
 		if len(got) > 64 {
 			t.Errorf("the store was asked for execution %.40q… (%d bytes)", got, len(got))
 		}
+	}
+}
+
+// A decision is made on the run as it was read: a rejection that read
+// the run paused before one action, shown that action, does not end it
+// once an approval through another process (another runtime on the same
+// store) has run it on to pause before another action, which nobody
+// rejecting was shown. (Only the status was compared: paused again, the
+// rejection went through, with the run's fields as it had read them.)
+func TestARejectionDoesNotEndARunThatPausedAgain(t *testing.T) {
+	cs := &countingStore{}
+	a := newEnv(t, setup{wrap: cs.wrap})
+	b := newEnvAt(t, a.dbPath, setup{})
+	o := a.run(`async () => { await kv.put({ key: "a", value: "1" }); await kv.put({ key: "b", value: "2" }); return 1 }`, nil)
+	mustStatus(t, o, codemode.StatusPaused)
+	var again codemode.Outcome
+	cs.beforeStatus = func(x *codemode.Execution) {
+		if x.Status == codemode.StatusRejected && again.ExecutionID == "" {
+			again = b.approve(o.ExecutionID, nil)
+		}
+	}
+	_, err := a.rt.RejectReviewed(a.ctx, o.ExecutionID, 0, codemode.Review{Digest: a.digestOf(o.ExecutionID)})
+	mustStatus(t, again, codemode.StatusPaused)
+	if !errors.Is(err, codemode.ErrWrongState) {
+		t.Errorf("the rejection of what the run no longer waits for: %v, want ErrWrongState", err)
+	}
+	if got := a.status(o.ExecutionID); got != codemode.StatusPaused {
+		t.Errorf("the run is %s, want paused before its second put", got)
+	}
+	if diff := cmp.Diff([]string{"1 kv.put applied", "2 kv.put pending"}, a.log(o.ExecutionID)); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+}
+
+// The expiry of a paused run, by a process whose clock runs ahead of the
+// approver's by more than the paused TTL, does not end the run once the
+// approver's process (which finds it not expired) ran it on to pause
+// again: the expiry decided about the pause it read, not the new one.
+func TestAnExpiryOnAClockAheadDoesNotEndANewPause(t *testing.T) {
+	behind := fixture.NewClock()
+	b := newEnv(t, setup{clock: behind, ttl: time.Hour})
+	o := b.run(`async () => { await kv.put({ key: "a", value: "1" }); await kv.put({ key: "b", value: "2" }); return 1 }`, nil)
+	mustStatus(t, o, codemode.StatusPaused)
+	ahead := fixture.NewClock()
+	ahead.Advance(2 * time.Hour)
+	cs := &countingStore{}
+	var again codemode.Outcome
+	cs.beforeStatus = func(x *codemode.Execution) {
+		if x.ID == o.ExecutionID && x.Status == codemode.StatusRejected && again.ExecutionID == "" {
+			behind.Advance(time.Minute) // (the clock is frozen otherwise: the new pause would bear the old one's time)
+			again = b.approve(o.ExecutionID, nil)
+		}
+	}
+	a := newEnvAt(t, b.dbPath, setup{wrap: cs.wrap, clock: ahead, ttl: time.Hour, hkEvery: -1})
+	a.run(`async () => 1`, nil) // its housekeeping expires what it finds paused for over an hour
+	mustStatus(t, again, codemode.StatusPaused)
+	if got := b.status(o.ExecutionID); got != codemode.StatusPaused {
+		t.Errorf("the run is %s, want paused before its second put", got)
+	}
+	if diff := cmp.Diff([]string{"1 kv.put applied", "2 kv.put pending"}, b.log(o.ExecutionID)); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
 	}
 }

@@ -125,11 +125,11 @@ func (c *countingStore) CreateExecution(ctx context.Context, e *codemode.Executi
 	return c.count(c.Store.CreateExecution(ctx, e))
 }
 
-func (c *countingStore) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus) error {
+func (c *countingStore) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, since time.Time) error {
 	if c.beforeStatus != nil {
 		c.beforeStatus(e)
 	}
-	return c.count(c.Store.UpdateExecution(ctx, e, from))
+	return c.count(c.Store.UpdateExecution(ctx, e, from, since))
 }
 
 func (c *countingStore) DeleteExecution(ctx context.Context, id string) error {

@@ -205,8 +205,10 @@ func (r *Runtime) claimApproved(ctx context.Context, id string, rv codemode.Revi
 	if r.expired(pausedAt, e.UpdatedAt) {
 		// Housekeeping expires paused runs only as new runs begin; an
 		// approval does not wait for it. Checked once claimed, on the
-		// claim's clock, so an expiry that listed the run before the claim
-		// cannot end it after this pass paused it again.
+		// claim's clock; an expiry that listed the run before the claim
+		// cannot end it after this pass paused it again, whatever its
+		// clock, since the pause it read has changed (UpdateExecution's
+		// since).
 		_, out, err := refuse(wrongState("execution %s could not be approved: it expired after %s paused without approval", id, r.opts.PausedTTL))
 		if xerr := r.expire(context.WithoutCancel(ctx), e); xerr == nil {
 			out.Status = e.Status

@@ -401,7 +401,7 @@ func (r *Runtime) setStatusAt(ctx context.Context, e *codemode.Execution, from, 
 	prev, prevOwner, prevAt := e.Status, e.Owner, e.UpdatedAt
 	e.Status, e.Owner, e.UpdatedAt = st, owner, at
 	r.scrubExecution(e)
-	if err := r.traceWrite(ctx, "codemode.store.execution", e.ID, func() error { return r.store.UpdateExecution(ctx, e, from) }); err != nil {
+	if err := r.traceWrite(ctx, "codemode.store.execution", e.ID, func() error { return r.store.UpdateExecution(ctx, e, from, prevAt) }); err != nil {
 		e.Status, e.Owner, e.UpdatedAt = prev, prevOwner, prevAt
 		return fmt.Errorf("set execution %s %s -> %s: %w", e.ID, from, to, err)
 	}

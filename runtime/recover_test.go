@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"log/slog"
 	"math"
@@ -120,6 +121,36 @@ func TestRecoveryOfADeadProcess(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"c", "b", "a"}, k.revertedKeys()); diff != "" {
 		t.Errorf("kv reverts (-want +got):\n%s", diff)
+	}
+}
+
+// A running run the store cannot read (broken JSON in its row) does not
+// stall recovery: the other runs of the dead process are recovered, and
+// the unreadable one is left as it is.
+func TestRecoveryGoesPastAnUnreadableRun(t *testing.T) {
+	clk := fixture.NewClock()
+	e := newEnv(t, setup{clock: clk})
+	o := deadOwner(t, clk.Now())
+	e.crashed(o, "exec_bad", codemode.StatusRunning, nil, nil)
+	x := &codemode.Execution{ID: "exec_good", Code: `async () => {}`, Status: codemode.StatusRunning, Owner: o.ID, CreatedAt: clk.Now(), UpdatedAt: clk.Now()}
+	if err := e.store.CreateExecution(e.ctx, x); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", e.dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(e.ctx, `UPDATE executions SET clock = '{"seed":' WHERE id = 'exec_bad'`); err != nil {
+		t.Fatal(err)
+	}
+	runtime.RecoverNow(e.ctx, e.rt)
+	if got := e.status("exec_good"); got != codemode.StatusError {
+		t.Errorf("the readable run of a dead process is %s after recovery, want error", got)
+	}
+	var status string
+	if err := db.QueryRowContext(e.ctx, `SELECT status FROM executions WHERE id = 'exec_bad'`).Scan(&status); err != nil || status != "running" {
+		t.Errorf("the unreadable run: %q, %v; want it left running", status, err)
 	}
 }
 
@@ -390,8 +421,9 @@ func TestAProcessTakenForGoneStopsActing(t *testing.T) {
 		t.Fatalf("running = %v, %v; want one run", runs, err)
 	}
 	x := runs[0]
+	read := x.UpdatedAt
 	x.Status, x.Owner, x.Error = codemode.StatusError, "", "interrupted: recovered by another process"
-	if err := e.store.UpdateExecution(e.ctx, x, codemode.StatusRunning); err != nil {
+	if err := e.store.UpdateExecution(e.ctx, x, codemode.StatusRunning, read); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.store.RemoveOwner(e.ctx, runtime.OwnerID(e.rt)); err != nil {

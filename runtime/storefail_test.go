@@ -66,11 +66,11 @@ func (f *failingStore) GetExecution(ctx context.Context, id string) (*codemode.E
 	return f.Store.GetExecution(ctx, id)
 }
 
-func (f *failingStore) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus) error {
+func (f *failingStore) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, since time.Time) error {
 	if err := f.fail(); err != nil {
 		return err
 	}
-	return f.Store.UpdateExecution(ctx, e, from)
+	return f.Store.UpdateExecution(ctx, e, from, since)
 }
 
 func (f *failingStore) ListExecutions(ctx context.Context, flt codemode.ExecutionFilter) ([]*codemode.Execution, error) {

@@ -16,3 +16,6 @@ const MaxPersonSessions = maxPersonSessions
 
 // Engine is the runtime s drives.
 func (s *Server) Engine() Engine { return s.rt }
+
+// MaxWaitingAnswers bounds the answers waiting to be written on stdio.
+const MaxWaitingAnswers = maxWaitingAnswers

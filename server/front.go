@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -78,6 +79,18 @@ func (b *rpcBody) messages() ([]rpcRequest, *rpcRequest) {
 		}
 	}
 	return b.msgs, b.single
+}
+
+// answered reports whether mcp-go answers b with one response: a request
+// (an id and a method) or a batch (refused), not a notification nor a
+// response. A body that does not parse is answered on the HTTP response,
+// if at all, and is not counted.
+func (b *rpcBody) answered() bool {
+	msgs, c := b.messages()
+	if c == nil {
+		return len(msgs) > 0
+	}
+	return len(c.ID) > 0 && string(c.ID) != "null" && c.Method != ""
 }
 
 // frontRequest returns the request of b that the front answers, or nil:
@@ -530,7 +543,7 @@ func (f *taskFront) update(ctx context.Context, id string, responses map[string]
 type stdioFront struct {
 	f   *taskFront
 	in  *bufio.Reader
-	out *lockedWriter
+	out *stdioOut
 	max int64 // the longest line handed on, its newline not counted
 	// sess is the stdio session, set by the transport's context function
 	// before the first Read.
@@ -540,10 +553,14 @@ type stdioFront struct {
 
 func (r *stdioFront) Read(p []byte) (int, error) {
 	for len(r.rest) == 0 {
+		if err := r.f.ctx.Err(); err != nil {
+			return 0, err // the session ended: nothing more is read
+		}
 		line, err := r.readLine()
 		if c := (&rpcBody{raw: line}).frontRequest(); c != nil {
+			paid := r.out.owe()
 			r.f.wg.Go(func() { // the answer, as one line
-				r.write(r.f.answer(r.f.ctx, r.sess, c))
+				r.write(r.f.answer(r.f.ctx, r.sess, c), paid)
 			})
 		} else {
 			r.rest = line
@@ -572,7 +589,7 @@ func (r *stdioFront) readLine() ([]byte, error) {
 			r.f.s.log.Warn("a client message over server.max_body refused (one line on stdin)", "limit_bytes", r.max)
 			b, _ := json.Marshal(rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: json.RawMessage("null"), Error: &rpcError{Code: mcp.INVALID_REQUEST,
 				Message: fmt.Sprintf("Invalid Request: the message exceeds %d bytes (server.max_body) and was not read", r.max)}})
-			r.write(b)
+			r.write(b, r.out.owe())
 		}
 		if !skipping {
 			line = append(line, piece...) // (a copy: piece is in's buffer)
@@ -587,24 +604,116 @@ func (r *stdioFront) readLine() ([]byte, error) {
 	}
 }
 
-// write writes one message as a line.
-func (r *stdioFront) write(msg []byte) {
-	if _, err := r.out.Write(append(msg, '\n')); err != nil {
+// write queues one message as a line, counted by paid (owe).
+func (r *stdioFront) write(msg []byte, paid func()) {
+	if err := r.out.send(append(msg, '\n'), paid); err != nil {
 		r.f.s.log.Debug("writing a response failed", "err", err)
 	}
 }
 
-// lockedWriter serialises writes: mcp-go and the front write whole
-// messages, one per Write.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+// maxWaitingAnswers bounds the answers a stdio client waits for, each
+// held until the client has read it: the front's from when their requests
+// are read (each has a goroutine until it is answered), everything
+// written from when it is queued. A client that goes on writing requests
+// while it reads none of the answers (or faster than they are made) would
+// otherwise make the server hold one per request, without end. When one
+// more would wait, the session ends (errNotReading): such a client is
+// broken, and making its requests wait for a slot instead could keep out
+// the answer to an approval the others wait on. It bounds the answers
+// waiting on a legacy SSE event stream too (sseStream), where mcp-go
+// answers every request on the stream and a POST past it is refused.
+const maxWaitingAnswers = 1024
+
+// errNotReading ends a stdio session whose client has too many answers
+// waiting.
+var errNotReading = fmt.Errorf("the client waits for more than %d answers: it reads none of them, or asks faster than they are answered (the session ends)", maxWaitingAnswers)
+
+// stdioOut is stdio's output. mcp-go and the front write whole messages,
+// one per Write, which queues it and returns at once (mcp-go's handlers,
+// one goroutine per request, never wait for the client to read); one
+// goroutine (run) writes them in turn until the session ends (ctx), and
+// then only the write in progress may be left waiting on the client,
+// until it reads or closes its end, or the process exits. A notification
+// is dropped while half of maxWaitingAnswers wait, as mcp-go drops one its
+// session's queue cannot take, so a program's progress alone never ends a
+// session; past maxWaitingAnswers the session ends with errNotReading.
+type stdioOut struct {
+	ctx     context.Context // the session's
+	end     context.CancelCauseFunc
+	queue   chan outMsg
+	waiting atomic.Int64
 }
 
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(p)
+// outMsg is a message to write and the func that says it no longer waits.
+type outMsg struct {
+	p    []byte
+	paid func()
+}
+
+func newStdioOut(ctx context.Context, end context.CancelCauseFunc, w io.Writer) *stdioOut {
+	o := &stdioOut{ctx: ctx, end: end, queue: make(chan outMsg, maxWaitingAnswers+1)} // (and flush's)
+	go o.run(w)
+	return o
+}
+
+// run writes the messages queued until the session ends.
+func (o *stdioOut) run(w io.Writer) {
+	for {
+		select {
+		case m := <-o.queue:
+			if len(m.p) > 0 {
+				_, _ = w.Write(m.p) // (a client gone: its input ends too)
+			}
+			m.paid()
+		case <-o.ctx.Done():
+			return
+		}
+	}
+}
+
+// flush returns once what is queued is written, or the session ends.
+func (o *stdioOut) flush() {
+	written := make(chan struct{})
+	if o.send(nil, func() { close(written) }) == nil {
+		select {
+		case <-written:
+		case <-o.ctx.Done():
+		}
+	}
+}
+
+// owe counts an answer waiting until the func it returns is called; past
+// maxWaitingAnswers it ends the session.
+func (o *stdioOut) owe() (paid func()) {
+	if o.waiting.Add(1) > maxWaitingAnswers {
+		o.end(errNotReading)
+	}
+	return func() { o.waiting.Add(-1) }
+}
+
+// Write queues a message of mcp-go's.
+func (o *stdioOut) Write(p []byte) (int, error) {
+	if isNotification(p) && o.waiting.Load() >= maxWaitingAnswers/2 {
+		return len(p), nil // dropped
+	}
+	if err := o.send(p, o.owe()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// send queues a copy of p, counted by paid, unless the session ended.
+func (o *stdioOut) send(p []byte, paid func()) error {
+	if o.ctx.Err() == nil {
+		select {
+		case o.queue <- outMsg{p: bytes.Clone(p), paid: paid}:
+			return nil
+		default: // (past maxWaitingAnswers: the session ended)
+			o.end(errNotReading)
+		}
+	}
+	paid()
+	return context.Cause(o.ctx)
 }
 
 // serveHTTP answers a streamable-HTTP POST whose body is a request of the

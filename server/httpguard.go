@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -65,7 +66,9 @@ import (
 //     other than initialize needs the Mcp-Session-Id of a live session
 //     (400 without one, 404 for one this server did not issue, that ended,
 //     or that another person opened: sessions.go); on SSE, under an
-//     issuer, a message for another person's session is 404 too.
+//     issuer, a message for another person's session is 404 too, and a
+//     request POSTed while maxWaitingAnswers answers wait unread on its
+//     session's event stream is 429 (sseStream).
 //
 // On streamable HTTP the task front (front.go) then answers the task
 // requests; the transport gets everything else. PathMetrics, when metrics
@@ -217,6 +220,15 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if g.rs != nil && g.sse != nil && r.URL.Path == PathMessage && !g.sse.owns(r.URL.Query().Get("sessionId"), r) {
 		http.Error(w, "Not Found: unknown or ended session (open the event stream again)", http.StatusNotFound)
+		return
+	}
+	if g.sse != nil && r.URL.Path == PathSSE && r.Method == http.MethodGet { // for the answers waiting on it
+		st := &sseStream{}
+		r, dw.answered = r.WithContext(context.WithValue(r.Context(), sseStreamKey{}, st)), &st.waiting
+		defer func() { g.sse.streams.CompareAndDelete(st.id, st) }()
+	}
+	if g.sse != nil && r.URL.Path == PathMessage && post.answered() && !g.sse.waitsOn(r.URL.Query().Get("sessionId")) {
+		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: %d answers wait on the session's event stream, which its client does not read", maxWaitingAnswers))
 		return
 	}
 	if g.sessions != nil { // streamable HTTP; for dw.sent, see sentCounter
@@ -458,6 +470,9 @@ type deadlineWriter struct {
 	rc   *http.ResponseController
 	d    time.Duration
 	sent *sentCounter // nil: not counted
+	// answered counts down the answers written on a legacy SSE event
+	// stream (sseStream); nil: not one.
+	answered *atomic.Int64
 }
 
 func (w *deadlineWriter) Write(p []byte) (int, error) {
@@ -465,6 +480,9 @@ func (w *deadlineWriter) Write(p []byte) (int, error) {
 	n, err := w.ResponseWriter.Write(p)
 	if err == nil && w.sent != nil && isNotificationEvent(p) {
 		w.sent.add()
+	}
+	if err == nil && w.answered != nil && isAnswerEvent(p) {
+		w.answered.Add(-1)
 	}
 	return n, err
 }

@@ -216,12 +216,27 @@ func (c *sentCounter) wait(ctx context.Context, n int, timeout time.Duration) {
 
 // isNotificationEvent reports whether a write is one SSE event carrying a
 // notification (mcp-go writes each event with one Write: "event: message\n"
-// then "data: " and the JSON-RPC message, whose method comes second).
+// then "data: " and the JSON-RPC message).
 func isNotificationEvent(p []byte) bool {
+	const prefix = "event: message\ndata: "
+	return bytes.HasPrefix(p, []byte(prefix)) && isNotification(p[len(prefix):])
+}
+
+// isAnswerEvent reports whether a write is one SSE event carrying a
+// response: neither a notification nor a request of the server's, whose
+// method or params come within the head (its ids are numbers; mcp-go's
+// pings, "data:" without a space, are not counted either).
+func isAnswerEvent(p []byte) bool {
 	const prefix = "event: message\ndata: "
 	if !bytes.HasPrefix(p, []byte(prefix)) {
 		return false
 	}
 	head := p[len(prefix):min(len(p), len(prefix)+64)]
-	return bytes.Contains(head, []byte(`"method":"notifications/`))
+	return !bytes.Contains(head, []byte(`"method":`)) && !bytes.Contains(head, []byte(`"params":`))
+}
+
+// isNotification reports whether a JSON-RPC message mcp-go encoded is a
+// notification (its method comes second).
+func isNotification(msg []byte) bool {
+	return bytes.Contains(msg[:min(len(msg), 64)], []byte(`"method":"notifications/`))
 }

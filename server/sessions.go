@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -161,7 +162,42 @@ func (s *sessions) check(r *http.Request, body *rpcBody) (*sentCounter, int, str
 // bits and a MAC of them and the person's subject under a key of this
 // process, so that the guard tells whose an id is without remembering it
 // (mcp-go keeps the SSE sessions, and says nothing when one ends).
-type sseIDs struct{ key [32]byte }
+type sseIDs struct {
+	key [32]byte
+	// streams holds the *sseStream of each session whose event stream is
+	// open, by id.
+	streams sync.Map
+}
+
+// sseStream counts the answers waiting on one legacy SSE event stream:
+// mcp-go answers a POSTed request 202 at once and queues its answer on the
+// stream, holding a goroutine until it is written, so a client that does
+// not read its stream would otherwise make the server hold one per
+// request. The guard counts a request it lets through (waitsOn) and its
+// answer once written (deadlineWriter.answered).
+type sseStream struct {
+	id      string // set by generate
+	waiting atomic.Int64
+}
+
+// sseStreamKey is the context key of the sseStream a GET of the event
+// stream opens.
+type sseStreamKey struct{}
+
+// waitsOn counts a request POSTed to session id, unless maxWaitingAnswers
+// already wait on its stream: then it reports false.
+func (k *sseIDs) waitsOn(id string) bool {
+	v, ok := k.streams.Load(id)
+	if !ok {
+		return true // no stream: mcp-go refuses it
+	}
+	st := v.(*sseStream)
+	if st.waiting.Add(1) > maxWaitingAnswers {
+		st.waiting.Add(-1)
+		return false
+	}
+	return true
+}
 
 func newSSEIDs() *sseIDs {
 	k := &sseIDs{}
@@ -172,7 +208,12 @@ func newSSEIDs() *sseIDs {
 // generate is mcp-go's SessionIDGenFunc.
 func (k *sseIDs) generate(_ context.Context, r *http.Request) (string, error) {
 	n := rand.Text()
-	return n + "." + k.mac(n, subjectOf(r.Context())), nil
+	id := n + "." + k.mac(n, subjectOf(r.Context()))
+	if st, ok := r.Context().Value(sseStreamKey{}).(*sseStream); ok {
+		st.id = id
+		k.streams.Store(id, st)
+	}
+	return id, nil
 }
 
 // owns reports whether id is one generate issued to r's person.

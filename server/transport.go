@@ -36,11 +36,14 @@ const (
 
 // ServeStdio serves MCP over in/out until in reaches EOF or ctx ends.
 // Nothing else may write to out. The task front (front.go) reads in
-// before mcp-go; a line longer than server.max_body is refused there.
+// before mcp-go; a line longer than server.max_body is refused there. A
+// client with more than maxWaitingAnswers answers waiting (stdioOut) is
+// ended: ServeStdio returns an error saying so.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	ctx, end := context.WithCancelCause(ctx)
+	defer end(nil)
+	w := newStdioOut(ctx, end, out)
 	f := s.newFront(ctx)
-	defer f.stop()
-	w := &lockedWriter{w: out}
 	r := &stdioFront{f: f, in: bufio.NewReader(in), out: w, max: httpDefaults(s.opts.HTTP).MaxBody}
 	std := mcpserver.NewStdioServer(s.mcp)
 	std.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
@@ -49,6 +52,11 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		return ctx
 	})
 	err := std.Listen(ctx, r, w)
+	f.stop()
+	w.flush()
+	if cause := context.Cause(ctx); errors.Is(cause, errNotReading) {
+		return fmt.Errorf("stdio transport: %w", cause)
+	}
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}

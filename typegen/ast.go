@@ -1,6 +1,9 @@
 package typegen
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // kind is the kind of a TypeScript type expression.
 type kind int
@@ -167,12 +170,9 @@ func normalizeObject(t *tsType) {
 
 // hasObject reports whether any of ts contains an object type.
 func hasObject(ts ...*tsType) bool {
-	for _, t := range ts {
-		if t.kind == kObject || t.elem != nil && hasObject(t.elem) || hasObject(t.items...) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ts, func(t *tsType) bool {
+		return t.kind == kObject || t.elem != nil && hasObject(t.elem) || hasObject(t.items...)
+	})
 }
 
 // directRefs returns the reference nodes of t that TypeScript resolves

@@ -82,18 +82,7 @@ func (c *converter) note(d *document, keyword, msg string) {
 }
 
 // pointer renders the current position as a JSON pointer.
-func (c *converter) pointer() string {
-	if len(c.at) == 0 {
-		return c.base
-	}
-	var b strings.Builder
-	b.WriteString(c.base)
-	for _, t := range c.at {
-		b.WriteByte('/')
-		b.WriteString(jsonref.Escape(t))
-	}
-	return b.String()
-}
+func (c *converter) pointer() string { return c.base + jsonref.Join(c.at) }
 
 // refNote reports a reference that is not followed.
 func (c *converter) refNote(d *document, ref, why string) {

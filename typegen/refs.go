@@ -114,25 +114,14 @@ func canonicalRef(ref string) string {
 	if !ok {
 		return ref
 	}
-	var b strings.Builder
-	b.WriteByte('#')
-	for _, t := range toks {
-		b.WriteByte('/')
-		b.WriteString(jsonref.Escape(t))
-	}
-	return b.String()
+	return "#" + jsonref.Join(toks)
 }
 
 // inContainer reports whether a local reference, canonical or not, points
 // into a definition container.
 func inContainer(ref string) bool {
 	ref = canonicalRef(ref)
-	for _, k := range containers {
-		if strings.HasPrefix(ref, "#/"+k+"/") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(containers, func(k string) bool { return strings.HasPrefix(ref, "#/"+k+"/") })
 }
 
 // sharedKey hashes the definition containers of a root schema when they are

@@ -204,12 +204,7 @@ func (c *converter) core(d *document, m map[string]any, depth int, stack []strin
 }
 
 func hasAny(m map[string]any, keys ...string) bool {
-	for _, k := range keys {
-		if _, ok := m[k]; ok {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(keys, func(k string) bool { _, ok := m[k]; return ok })
 }
 
 // typed is the type for one JSON Schema type name.

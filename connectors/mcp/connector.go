@@ -245,11 +245,11 @@ func (c *Connector) settle(r startResult) bool {
 		c.mu.Lock()
 		c.down = err
 		c.mu.Unlock()
-		what := "the MCP server could not be reached; retrying in the background"
 		if refused(err) {
-			what = "the MCP server refused the request; retrying in the background"
+			c.logger.Warn("the MCP server refused the request; trying again in the background at the longest restart delay", "err", err, "every", c.backoff.Limit())
+		} else {
+			c.logger.Warn("the MCP server could not be reached; retrying in the background", "err", err, "first", c.backoff.Delay(1), "max", c.backoff.Limit())
 		}
-		c.logger.Warn(what, "err", err, "first", c.backoff.Delay(1), "max", c.backoff.Limit())
 		c.recovering.Go(c.recover)
 	}
 	return false
@@ -260,8 +260,11 @@ func (c *Connector) settle(r startResult) bool {
 // session (returning the tools listed before); or the connector is down
 // for a sign-in (returning the *connectors.SignInRequired); or the
 // failure counts for the backoff and is returned with what a stdio
-// server said (startError). A connector closed meanwhile closes s and
-// fails with ErrClosed.
+// server said (startError); a refusal of our credentials counts as many
+// failures as bring the backoff to its longest delay, since trying
+// sooner would only be refused again (nothing changes until the server's
+// mind or the configuration does) and may count against the credentials.
+// A connector closed meanwhile closes s and fails with ErrClosed.
 func (c *Connector) started(s *session, tools []connectors.Tool, err error) (old []connectors.Tool, _ error) {
 	sr, signIn := connectors.AsSignInRequired(err)
 	c.mu.Lock()
@@ -277,6 +280,9 @@ func (c *Connector) started(s *session, tools []connectors.Tool, err error) (old
 		return nil, sr
 	case err != nil:
 		c.failures++
+		for refused(err) && c.backoff.Delay(c.failures) < c.backoff.Limit() {
+			c.failures++
+		}
 		c.failedAt = time.Now()
 		return nil, c.startError(s, err)
 	}

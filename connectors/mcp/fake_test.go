@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -26,6 +27,11 @@ type fakeServer struct {
 	methods  []string                   // the methods it was sent, in order
 	headers  []http.Header
 	hang     string // a method it never answers (until the connection closes)
+	// pings, when set, makes it answer tools/call with an event stream of
+	// that many ping requests before the result, and hold every answer
+	// posted to it (until the connection closes), each told on answered.
+	pings    int
+	answered chan struct{}
 }
 
 func startFake(t *testing.T, pages map[string]string, calls map[string]string) (*fakeServer, string) {
@@ -75,7 +81,21 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	hang := f.hang == req.Method
+	pings, answered := f.pings, f.answered
 	f.mu.Unlock()
+	if req.Method == "" && answered != nil { // an answer to a ping
+		answered <- struct{}{}
+		<-r.Context().Done()
+		return
+	}
+	if req.Method == "tools/call" && pings > 0 {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range pings {
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"ping-%d\",\"method\":\"ping\"}\n\n", i)
+		}
+		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[]}}\n\n", req.ID)
+		return
+	}
 	if hang {
 		<-r.Context().Done()
 		return

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,9 +76,8 @@ func TestToolListIsBounded(t *testing.T) {
 // others when shown (control, bidi and zero-width characters), are longer
 // than a tool name may be, or whose schemas are deeper than JSON decoders
 // go or not objects: the names are left out with a warning, a schema that
-// is not an object replaced by the default. (A schema deeper than 10,000
-// levels is refused with the whole message by encoding/json, which the
-// transports decode with: the listing fails, saying so.)
+// is not an object replaced by the default. (A schema deeper than
+// encoding/json goes: TestTooDeepToolIsLeftOut.)
 func TestHostileToolDefinitions(t *testing.T) {
 	deep := strings.Repeat(`{"properties":{"a":`, 2000) + `{}` + strings.Repeat(`}}`, 2000)
 	page := `{"tools":[
@@ -112,6 +113,52 @@ func TestHostileToolDefinitions(t *testing.T) {
 		if strings.ContainsAny(r["err"], "\u202e\u0007\u0085\u200b") || len(r["err"]) > 200 {
 			t.Errorf("the warning %q echoes the name as sent", r["err"])
 		}
+	}
+}
+
+// TestTooDeepToolIsLeftOut lists a page with a tool whose schema is
+// nested deeper than encoding/json goes, over stdio and as a JSON answer
+// over HTTP: that tool is left out with a warning naming it, and the
+// others are listed (over stdio the page was dropped, and the listing
+// waited for it; over HTTP it failed). Over stdio a call result that deep
+// fails the call, saying so.
+func TestTooDeepToolIsLeftOut(t *testing.T) {
+	deep := strings.Repeat(`[`, maxDepth+1) + strings.Repeat(`]`, maxDepth+1)
+	page := `{"tools":[{"name":"ok"},{"name":"deep","inputSchema":{"type":"object","default":` + deep + `}},{"name":"flood"}]}`
+	_, url := startFake(t, map[string]string{"": page}, nil)
+	for name, cfg := range map[string]Config{
+		"stdio": {Name: "hostile", Command: os.Args[0], Env: map[string]string{pageEnv: page, resultEnv: `{"content":[],"structuredContent":` + deep + `}`}},
+		"http":  {Name: "hostile", URL: url},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := &recorder{}
+			cfg.Logger = slog.New(rec)
+			c := dial(t, cfg)
+			tools, err := c.Tools(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range tools {
+				names = append(names, tl.SourceName)
+			}
+			if want := []string{"ok", "flood"}; !slices.Equal(names, want) {
+				t.Errorf("tools %q, want %q", names, want)
+			}
+			skipped := rec.find(func(r map[string]string) bool {
+				return r["msg"] == "skipping a malformed tool definition" && strings.Contains(r["err"], `"deep" is nested more than 10000 levels deep`)
+			})
+			if len(skipped) != 1 {
+				t.Errorf("%d warnings naming the tool too deep, want 1", len(skipped))
+			}
+			if name != "stdio" {
+				return
+			}
+			_, err = c.Call(context.Background(), "flood", nil)
+			if err == nil || !strings.Contains(err.Error(), "the result is nested more than 10000 levels deep") {
+				t.Errorf("Call = %v, want an error saying the result is too deep", err)
+			}
+		})
 	}
 }
 
@@ -172,4 +219,57 @@ func TestServerRequestFloodIsBounded(t *testing.T) {
 	if grew := runtime.NumGoroutine() - before; grew > maxServerRequests+16 {
 		t.Errorf("%d more goroutines after the flood, want at most %d", grew, maxServerRequests+16)
 	}
+}
+
+// TestRemoteServerRequestFloodIsBounded calls a streamable-HTTP server
+// that answers with an event stream of 1,000 pings and holds every answer
+// posted to it: mcp-go posts each on a goroutine and a connection of its
+// own, so at most maxServerRequests are in flight, the pings past them
+// unanswered with a warning, and the call still gets its result.
+func TestRemoteServerRequestFloodIsBounded(t *testing.T) {
+	const pings = 1000
+	f, url := startFake(t, map[string]string{"": `{"tools":[{"name":"flood"}]}`}, nil)
+	f.mu.Lock()
+	f.pings, f.answered = pings, make(chan struct{}, pings)
+	f.mu.Unlock()
+	warned := make(chan struct{})
+	logger := slog.New(&onMessage{Handler: testLogger(t).Handler(), msg: "the MCP server sends requests faster than it takes the answers; leaving those past the bound unanswered",
+		seen: sync.OnceFunc(func() { close(warned) })})
+	c := dial(t, Config{Name: "flood", URL: url, Logger: logger})
+	if _, err := c.Call(context.Background(), "flood", nil); err != nil {
+		t.Fatal(err)
+	}
+	// The answers in flight are maxServerRequests once the others have
+	// been refused (warned), unless more arrive first.
+	held := 0
+	for held <= maxServerRequests && (warned != nil || held < maxServerRequests) {
+		select {
+		case <-f.answered:
+			held++
+		case <-warned:
+			warned = nil
+		}
+	}
+	if held > maxServerRequests {
+		t.Errorf("more than %d answers to the server's %d pings in flight at once, want at most %d", held-1, pings, maxServerRequests)
+	}
+}
+
+// onMessage is a slog handler that calls seen (once) at each record whose
+// message is msg.
+type onMessage struct {
+	slog.Handler
+	msg  string
+	seen func()
+}
+
+func (h *onMessage) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.seen()
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *onMessage) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &onMessage{Handler: h.Handler.WithAttrs(attrs), msg: h.msg, seen: h.seen}
 }

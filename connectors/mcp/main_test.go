@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,50 +20,78 @@ import (
 // for its standard input to end (see TestAStdioServerDiesWithUs).
 const helperEnv = "CODEMODE_MCP_TEST_OPEN"
 
-// floodEnv makes the test binary a stdio MCP server that, called, sends
-// the number of ping requests its value says before answering, and then
-// stops reading its input (see TestServerRequestFloodIsBounded). Not a
-// CODEMODE_ name: the connector passes none of those to a server.
-const floodEnv = "MCPTEST_FLOOD_SERVER"
+// The variables that make the test binary a stdio MCP server (see
+// scriptedServer), each saying what it does besides answering the
+// handshake and listing one tool, "flood". Not CODEMODE_ names: the
+// connector passes none of those to a server.
+const (
+	// floodEnv: called, it sends the number of ping requests the value
+	// says before answering, and then stops reading its input (see
+	// TestServerRequestFloodIsBounded).
+	floodEnv = "MCPTEST_FLOOD_SERVER"
+	// progressEnv: called, it sends the number of notifications/progress
+	// about the call the value says (messages "1", "2"…) before answering.
+	progressEnv = "MCPTEST_PROGRESS_SERVER"
+	// pageEnv: its tools/list result is the value.
+	pageEnv = "MCPTEST_TOOLS_PAGE"
+	// resultEnv: its tools/call result is the value.
+	resultEnv = "MCPTEST_CALL_RESULT"
+)
 
 func TestMain(m *testing.M) {
 	if command := os.Getenv(helperEnv); command != "" {
 		os.Exit(openAndWait(command))
 	}
-	if n := os.Getenv(floodEnv); n != "" {
-		floodServer(n)
+	if os.Getenv(floodEnv)+os.Getenv(progressEnv)+os.Getenv(pageEnv)+os.Getenv(resultEnv) != "" {
+		scriptedServer()
 		return
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { fixture.RemoveBinaries() }))
 }
 
-func floodServer(n string) {
+// scriptedServer is the stdio MCP server the variables above describe.
+func scriptedServer() {
+	out := bufio.NewWriter(os.Stdout)
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		var req struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
+			Params struct {
+				Meta struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
 		}
 		if json.Unmarshal(in.Bytes(), &req) != nil || len(req.ID) == 0 {
 			continue
 		}
 		answer := func(result string) {
-			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", req.ID, result)
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", req.ID, result)
+			_ = out.Flush()
 		}
 		switch req.Method {
 		case "initialize":
-			answer(`{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"flood","version":"1"}}`)
+			answer(`{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"scripted","version":"1"}}`)
 		case "tools/list":
-			answer(`{"tools":[{"name":"flood"}]}`)
+			answer(cmp.Or(os.Getenv(pageEnv), `{"tools":[{"name":"flood"}]}`))
 		case "tools/call":
-			count, _ := strconv.Atoi(n)
-			for i := range count {
-				fmt.Printf(`{"jsonrpc":"2.0","id":"ping-%d","method":"ping"}`+"\n", i)
+			pings, _ := strconv.Atoi(os.Getenv(floodEnv))
+			for i := range pings {
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":"ping-%d","method":"ping"}`+"\n", i)
 			}
-			answer(`{"content":[{"type":"text","text":"flooded"}]}`)
-			select {} // reads nothing more, until killed
+			progress, _ := strconv.Atoi(os.Getenv(progressEnv))
+			for i := 1; i <= progress && len(req.Params.Meta.ProgressToken) > 0; i++ {
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d,"message":"%d"}}`+"\n",
+					req.Params.Meta.ProgressToken, i, i)
+			}
+			answer(cmp.Or(os.Getenv(resultEnv), `{"content":[{"type":"text","text":"flooded"}]}`))
+			if pings > 0 {
+				select {} // reads nothing more, until killed
+			}
 		default:
-			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no"}}`+"\n", req.ID)
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no"}}`+"\n", req.ID)
+			_ = out.Flush()
 		}
 	}
 }

@@ -3,10 +3,13 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
@@ -82,6 +85,36 @@ func TestDownstreamProgressIsScrubbedAndBounded(t *testing.T) {
 	c.progress.deliver(n)
 	if got := got(); len(got) != 1 || len(got[0]) > maxProgressMessage+len("…") {
 		t.Errorf("a progress message of %d bytes was relayed as %d messages of %d bytes, want one of at most %d", 10*maxProgressMessage, len(got), len(strings.Join(got, "")), maxProgressMessage)
+	}
+}
+
+// TestDownstreamProgressFloodIsCoalesced calls a stdio server that sends
+// 10,000 progress reports about the call before answering: they reach the
+// client at most one per progressInterval, the latest winning, so the
+// last one heard is the server's last, and none out of order.
+func TestDownstreamProgressFloodIsCoalesced(t *testing.T) {
+	const sent = 10_000
+	c := dial(t, Config{Name: "chatty", Command: os.Args[0], Env: map[string]string{progressEnv: strconv.Itoa(sent)}})
+	ctx, got := heard()
+	began := time.Now()
+	if _, err := c.Call(ctx, "flood", nil); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(began)
+	heard := got()
+	if most := 2 + int(took/progressInterval); len(heard) > most {
+		t.Errorf("%d of %d progress reports relayed in %v, want at most %d (one per %v, and the last)", len(heard), sent, took, most, progressInterval)
+	}
+	last := 0
+	for _, msg := range heard {
+		n, err := strconv.Atoi(msg)
+		if err != nil || n <= last {
+			t.Fatalf("relayed %q after %d, want the reports in order", msg, last)
+		}
+		last = n
+	}
+	if last != sent {
+		t.Errorf("the last report relayed is %d, want the server's last, %d", last, sent)
 	}
 }
 

@@ -66,6 +66,9 @@ func decodeCallResult(raw json.RawMessage) (connectors.Result, error) {
 	if err := countContent(raw); err != nil {
 		return connectors.Result{}, err
 	}
+	if bytes.Contains(raw, tooDeep) {
+		return connectors.Result{}, fmt.Errorf("the result is nested more than %d levels deep", maxDepth)
+	}
 	var w wireCallResult
 	if json.Unmarshal(raw, &w) != nil {
 		var loose struct {

@@ -372,3 +372,19 @@ func TestStaticTokenServer(t *testing.T) {
 		t.Fatalf("Tools with the right token: %d tools, %v", len(tools), err)
 	}
 }
+
+// A server that refuses the configured credentials is tried again at the
+// longest restart delay, not the shortest: sooner it would refuse them
+// again, each request a log line and maybe a count against them.
+func TestRefusedCredentialsWaitTheLongestDelay(t *testing.T) {
+	rec := &recorder{}
+	c := open(t, Config{Name: "remote", URL: tokenServer(t), Headers: map[string]string{"Authorization": "Bearer wrong"},
+		RestartDelay: time.Millisecond, MaxRestartDelay: time.Hour, Logger: slog.New(rec)})
+	if err := c.Down(); !errors.Is(err, errCredentialsRefused) {
+		t.Fatalf("Down() = %v, want the credentials refused", err)
+	}
+	waiting := rec.await(t, 0, func(r map[string]string) bool { return r["msg"] == "waiting before the MCP server is reconnected" })
+	if d, err := time.ParseDuration(waiting["delay"]); err != nil || d < 59*time.Minute {
+		t.Errorf("the next try waits %s, want the longest delay, 1h", waiting["delay"])
+	}
+}

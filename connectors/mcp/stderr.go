@@ -29,6 +29,7 @@ type lineLogger struct {
 
 	mu      sync.Mutex
 	partial []byte
+	seg     int // partial[seg:] follows the last line break removed (see Write)
 	tail    []string
 }
 
@@ -36,22 +37,39 @@ func newLineLogger(logger *slog.Logger, s *scrub.Scrubber) *lineLogger {
 	return &lineLogger{logger: logger, scrub: s}
 }
 
-// Write logs every complete line of p and buffers the rest.
+// Write logs every complete line of p and buffers the rest. A line of
+// base64 wrapped as MIME (76 characters) or PEM (64) writes it, followed
+// by more base64, is joined with the next (its line break removed), so
+// that a secret the break splits is found whole (see scrub.Scrubber): such
+// a block is logged as one line.
 func (l *lineLogger) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.partial = append(l.partial, p...)
 	for {
-		i := bytes.IndexByte(l.partial, '\n')
+		i := bytes.IndexByte(l.partial[l.seg:], '\n')
+		if i >= 0 {
+			i += l.seg
+		}
 		switch {
 		case i >= 0 && i <= maxLineBytes:
+			if seg := bytes.TrimSuffix(l.partial[l.seg:i], []byte("\r")); scrub.WrappedLine(seg) {
+				if i+1 == len(l.partial) {
+					return len(p), nil // joined or not: the next byte says
+				}
+				if strings.IndexByte(scrub.Base64Chars, l.partial[i+1]) >= 0 {
+					l.seg += len(seg)
+					l.partial = append(l.partial[:l.seg], l.partial[i+1:]...)
+					continue
+				}
+			}
 			l.emit(l.partial[:i])
-			l.partial = l.partial[i+1:]
+			l.partial, l.seg = l.partial[i+1:], 0
 		case len(l.partial) >= maxLineBytes:
 			// Not inside a secret: each piece is scrubbed by itself.
 			n := cmp.Or(l.scrub.Cut(l.partial[:maxLineBytes]), maxLineBytes)
 			l.emit(l.partial[:n])
-			l.partial = l.partial[n:]
+			l.partial, l.seg = l.partial[n:], max(0, l.seg-n)
 		default:
 			l.partial = append([]byte(nil), l.partial...) // release consumed bytes
 			return len(p), nil
@@ -59,13 +77,14 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 	}
 }
 
-// Flush logs an unterminated last line.
+// Flush logs an unterminated last line (or a line held to see what
+// follows it).
 func (l *lineLogger) Flush() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.partial) > 0 {
-		l.emit(l.partial)
-		l.partial = nil
+		l.emit(bytes.TrimSuffix(l.partial, []byte("\n")))
+		l.partial, l.seg = nil, 0
 	}
 }
 

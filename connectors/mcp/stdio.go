@@ -68,10 +68,8 @@ type stdioTransport struct {
 	idleTimer *time.Timer
 
 	writing chan struct{} // held (a token in it) by the one write on stdin at a time
-	// answering holds a token per server request being answered (handle);
-	// flooded is set once one went unanswered for want of a token.
-	answering chan struct{}
-	flooded   atomic.Bool
+	// requests bounds the server's requests being answered (handle).
+	requests *requestBound
 
 	mu        sync.Mutex
 	pending   map[string]chan rpcReply // by the id's JSON text; guarded by mu
@@ -150,8 +148,8 @@ func newStdioTransport(out io.Reader, in io.WriteCloser, logger *slog.Logger) *s
 		wake:    make(chan struct{}, 1),
 		pending: map[string]chan rpcReply{},
 
-		answering: make(chan struct{}, maxServerRequests),
-		writing:   make(chan struct{}, 1),
+		requests: newRequestBound(logger),
+		writing:  make(chan struct{}, 1),
 	}
 	t.life, t.cancel = context.WithCancelCause(context.Background())
 	if d, ok := out.(deadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
@@ -591,8 +589,14 @@ func (t *stdioTransport) idle() bool {
 func (t *stdioTransport) dispatch(line []byte) {
 	var m rpcMessage
 	if err := json.Unmarshal(line, &m); err != nil {
-		t.logger.Debug("ignoring a line that is not a JSON-RPC message", "err", err, "line", short.Clip(string(line), 200))
-		return
+		// A message nested too deep is decoded without what is too deep,
+		// rather than dropped, leaving its request waiting.
+		flat, cut := flatten(line)
+		if !cut || json.Unmarshal(flat, &m) != nil {
+			t.logger.Debug("ignoring a line that is not a JSON-RPC message", "err", err, "line", short.Clip(string(line), 200))
+			return
+		}
+		line = flat
 	}
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
 	switch {
@@ -628,30 +632,56 @@ func (t *stdioTransport) dispatch(line []byte) {
 	}
 }
 
-// maxServerRequests bounds the server's requests being answered at once.
-// Answers are made at once (a ping, a refusal of sampling or roots), so
-// only a server that sends requests and does not read its stdin keeps
-// them waiting, each on a goroutine blocked writing its answer: past the
-// bound its requests go unanswered, rather than gathering goroutines
-// without end.
+// maxServerRequests bounds the server's requests being answered at once,
+// on any transport. Answers are made at once (a ping, a refusal of
+// sampling or roots), so only a server that does not take them keeps
+// them waiting: a stdio server that does not read its stdin, each on a
+// goroutine blocked writing its answer, or a streamable-HTTP server that
+// holds the POSTs that carry them (mcp-go gives each 30 s), each on a
+// goroutine and a connection of its own. Past the bound its requests go
+// unanswered, rather than gathering goroutines and connections without
+// end.
 const maxServerRequests = 64
+
+// A requestBound holds a token per server request being answered, at most
+// maxServerRequests.
+type requestBound struct {
+	tokens  chan struct{}
+	logger  *slog.Logger
+	flooded atomic.Bool // one went unanswered for want of a token
+}
+
+func newRequestBound(logger *slog.Logger) *requestBound {
+	return &requestBound{tokens: make(chan struct{}, maxServerRequests), logger: logger}
+}
+
+// take takes a token, which release gives back, or reports that there is
+// none (warning once a session that the server's requests go unanswered).
+func (b *requestBound) take() bool {
+	select {
+	case b.tokens <- struct{}{}:
+		return true
+	default:
+		if !b.flooded.Swap(true) {
+			b.logger.Warn("the MCP server sends requests faster than it takes the answers; leaving those past the bound unanswered", "limit", maxServerRequests)
+		}
+		return false
+	}
+}
+
+func (b *requestBound) release() { <-b.tokens }
 
 // handle answers a request from the server with the client's handler, on a
 // goroutine of its own, unless maxServerRequests are being answered.
 func (t *stdioTransport) handle(req transport.JSONRPCRequest) {
-	select {
-	case t.answering <- struct{}{}:
-	default:
-		if !t.flooded.Swap(true) {
-			t.logger.Warn("the MCP server sends requests faster than it reads the answers; leaving those past the bound unanswered", "limit", maxServerRequests)
-		}
+	if !t.requests.take() {
 		return
 	}
 	t.mu.Lock()
 	h := t.onRequest
 	t.mu.Unlock()
 	t.spawn(func() {
-		defer func() { <-t.answering }()
+		defer t.requests.release()
 		var resp *transport.JSONRPCResponse
 		if h == nil {
 			resp = transport.NewJSONRPCErrorResponse(req.ID, mcpgo.METHOD_NOT_FOUND, "no request handler", nil)

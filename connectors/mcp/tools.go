@@ -66,6 +66,10 @@ func decodeToolPage(raw json.RawMessage) (tools []wireTool, next string, skipped
 			skipped = append(skipped, fmt.Errorf("tool #%d %w", i, err))
 			continue
 		}
+		if bytes.Contains(rt, tooDeep) {
+			skipped = append(skipped, fmt.Errorf("tool #%d %s is nested more than %d levels deep", i, short.Quote(t.Name), maxDepth))
+			continue
+		}
 		tools = append(tools, t)
 	}
 	return tools, page.NextCursor, skipped, nil
@@ -128,4 +132,81 @@ func schemaObject(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return compact(raw)
+}
+
+// maxDepth is how deep encoding/json decodes JSON, which refuses a deeper
+// message whole: every transport decodes a server's messages with it.
+const maxDepth = 10_000
+
+// tooDeep is what flatten puts in place of a value nested deeper than
+// maxDepth: a string no tool or result is expected to hold (one that
+// does is refused as if it were that deep).
+var tooDeep = []byte(`"\u0000nested too deep"`)
+
+// flatten returns msg with each value nested deeper than maxDepth replaced
+// by tooDeep, so that the rest of the message can be decoded (the other
+// tools of a page one tool of which is too deep), and whether it replaced
+// any. A message that is not JSON is returned as it is.
+func flatten(msg []byte) ([]byte, bool) {
+	var out []byte
+	depth, from := 0, 0
+	for i := 0; i < len(msg); i++ {
+		switch msg[i] {
+		case '"':
+			if i = stringEnd(msg, i); i < 0 {
+				return msg, false
+			}
+		case '{', '[':
+			if depth++; depth <= maxDepth {
+				continue
+			}
+			end := valueEnd(msg, i)
+			if end < 0 {
+				return msg, false
+			}
+			out = append(append(out, msg[from:i]...), tooDeep...)
+			from, i, depth = end, end-1, depth-1
+		case '}', ']':
+			depth--
+		}
+	}
+	if out == nil {
+		return msg, false
+	}
+	return append(out, msg[from:]...), true
+}
+
+// stringEnd returns the index of the quote that ends the string opening
+// at msg[i], or -1.
+func stringEnd(msg []byte, i int) int {
+	for i++; i < len(msg); i++ {
+		switch msg[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
+}
+
+// valueEnd returns the index just past the object or array opening at
+// msg[i], or -1 when it does not end.
+func valueEnd(msg []byte, i int) int {
+	depth := 0
+	for ; i < len(msg); i++ {
+		switch msg[i] {
+		case '"':
+			if i = stringEnd(msg, i); i < 0 {
+				return -1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -169,6 +170,39 @@ func TestLineLoggerSplitSecret(t *testing.T) {
 	}
 }
 
+// TestLineLoggerWrappedBase64: a secret in base64 that a server prints
+// wrapped into lines (MIME's 76 characters, PEM's 64), which a line break
+// may split, is scrubbed: such lines are logged joined, written in any
+// pieces; other lines stay lines.
+func TestLineLoggerWrappedBase64(t *testing.T) {
+	const secret = "wrapped-secret-value-0123456789"
+	enc := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", 50) + secret + " and more text after it"))
+	for _, w := range []struct {
+		width int
+		eol   string
+	}{{76, "\r\n"}, {64, "\n"}} {
+		var lines []string
+		for rest := enc; rest != ""; {
+			n := min(w.width, len(rest))
+			lines, rest = append(lines, rest[:n]), rest[n:]
+		}
+		text := "dumping:\n" + strings.Join(lines, w.eol) + w.eol + "done\n"
+		rec := &recorder{}
+		l := newLineLogger(slog.New(rec), scrub.New(secret))
+		for i := 0; i < len(text); i += 7 { // in pieces, a break at the end of some
+			_, _ = l.Write([]byte(text[i:min(i+7, len(text))]))
+		}
+		l.Flush()
+		var got []string
+		for _, r := range rec.find(func(map[string]string) bool { return true }) {
+			got = append(got, r["line"])
+		}
+		if want := []string{"dumping:", scrub.New(secret).String(enc), "done"}; !cmp.Equal(got, want) || !strings.Contains(got[1], scrub.Placeholder) {
+			t.Errorf("width %d: logged %q, want %q", w.width, got, want)
+		}
+	}
+}
+
 // tails is the last 20 bytes of each line.
 func tails(lines []string) []string {
 	out := make([]string, len(lines))
@@ -197,5 +231,25 @@ func TestLineLoggerBounds(t *testing.T) {
 	tail := l.Tail()
 	if len(tail) != tailLines || tail[0] != fmt.Sprintf("line %d", tailLines) || tail[tailLines-1] != fmt.Sprintf("line %d", 2*tailLines-1) {
 		t.Errorf("tail = %q", tail)
+	}
+}
+
+// flatten cuts only what is nested deeper than maxDepth (within the
+// object, the arrays from level 2: their last two levels), and counts no
+// bracket within a string.
+func TestFlatten(t *testing.T) {
+	deep := strings.Repeat(`[`, maxDepth+1) + strings.Repeat(`]`, maxDepth+1)
+	brackets := `"[{\\\"[{"`
+	for _, tc := range []struct{ in, want string }{
+		{`{"a":[1,{"b":2}]}`, `{"a":[1,{"b":2}]}`},
+		{`not JSON [`, `not JSON [`},
+		{`{"a":` + brackets + `}`, `{"a":` + brackets + `}`},
+		{`{"a":` + deep + `,"b":` + brackets + `,"c":` + deep + `}`,
+			`{"a":` + deep[:maxDepth-1] + string(tooDeep) + deep[maxDepth+3:] + `,"b":` + brackets + `,"c":` + deep[:maxDepth-1] + string(tooDeep) + deep[maxDepth+3:] + `}`},
+	} {
+		got, cut := flatten([]byte(tc.in))
+		if string(got) != tc.want || cut != (tc.in != tc.want) {
+			t.Errorf("flatten(%.40s…) = %.40s…, %v; want %.40s…", tc.in, got, cut, tc.want)
+		}
 	}
 }

@@ -70,7 +70,7 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("url %q: %w", scrub.URL(cfg.URL), err)
 	}
-	return streamTap{StreamableHTTP: tr, logger: c.logger}, nil
+	return streamTap{StreamableHTTP: tr, logger: c.logger, requests: newRequestBound(c.logger)}, nil
 }
 
 // tap sends req with send, a transport's own SendRequest, so that the
@@ -128,11 +128,29 @@ func (t sseTap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (
 
 type streamTap struct {
 	*transport.StreamableHTTP
-	logger *slog.Logger
+	logger   *slog.Logger
+	requests *requestBound
 }
 
 func (t streamTap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	return tap(ctx, req, t.logger, t.StreamableHTTP.SendRequest)
+}
+
+// SetRequestHandler bounds the server's requests being answered at once
+// (maxServerRequests), as over stdio: mcp-go answers each (a ping, a
+// refusal of sampling) on a goroutine of its own, posting the answer with
+// the context it gives h, which it ends once the answer is posted or 30 s
+// have passed; a token is held until then. A request past the bound is
+// left unanswered (h's nil answer is not sent). (mcp-go's SSE transport
+// answers no request of the server's.)
+func (t streamTap) SetRequestHandler(h transport.RequestHandler) {
+	t.StreamableHTTP.SetRequestHandler(func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+		if !t.requests.take() {
+			return nil, nil
+		}
+		context.AfterFunc(ctx, t.requests.release)
+		return h(ctx, req)
+	})
 }
 
 type sinkKey struct{}
@@ -217,13 +235,27 @@ func namesVersions(result json.RawMessage) bool {
 // (errTooLarge), which fails the request or ends the stream.
 type boundedBodies struct{ http.RoundTripper }
 
+// RoundTrip bounds the answer's body. A tools/list page answered as JSON (the request's context has a rawSink
+// that admits pages) is read whole here and flattened, so that a tool
+// nested deeper than encoding/json goes is left out (decodeToolPage)
+// rather than failing mcp-go's decoding of every tool of the page.
 func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := b.RoundTripper.RoundTrip(req)
-	if err == nil {
-		ct := resp.Header.Get("Content-Type")
-		resp.Body = &boundedBody{ReadCloser: resp.Body, events: strings.HasPrefix(ct, "text/event-stream"), blank: true}
+	if err != nil {
+		return resp, err
 	}
-	return resp, err
+	ct := resp.Header.Get("Content-Type")
+	resp.Body = &boundedBody{ReadCloser: resp.Body, events: strings.HasPrefix(ct, "text/event-stream"), blank: true}
+	if sink, ok := req.Context().Value(sinkKey{}).(*rawSink); ok && sink.admit != nil && strings.HasPrefix(ct, "application/json") {
+		body, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body, _ = flatten(body)
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return resp, nil
 }
 
 // errTooLarge is why a remote server's message was not read.

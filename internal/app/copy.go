@@ -71,8 +71,9 @@ func CopyStore(ctx context.Context, dst, src Store) (Copied, error) {
 		if err := dst.WriteEntries(ctx, log, nil); err != nil {
 			return c, fmt.Errorf("copy execution %s: %w", e.ID, err)
 		}
+		created := e.UpdatedAt
 		e.UpdatedAt = updated
-		if err := dst.UpdateExecution(ctx, e, e.Status); err != nil {
+		if err := dst.UpdateExecution(ctx, e, e.Status, created); err != nil {
 			return c, fmt.Errorf("copy execution %s: %w", e.ID, err)
 		}
 		c.Executions++

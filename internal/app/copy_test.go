@@ -75,8 +75,9 @@ func fill(t *testing.T, st Store) {
 		if err := st.CreateExecution(ctx, e); err != nil {
 			t.Fatal(err)
 		}
+		created := e.UpdatedAt
 		e.UpdatedAt = base.Add(time.Hour + time.Duration(i)*time.Second)
-		if err := st.UpdateExecution(ctx, e, status); err != nil {
+		if err := st.UpdateExecution(ctx, e, status, created); err != nil {
 			t.Fatal(err)
 		}
 		var log []codemode.Entry

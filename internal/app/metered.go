@@ -51,8 +51,8 @@ func (s meteredStore) CreateExecution(ctx context.Context, e *codemode.Execution
 	return s.timed(ctx, "create_execution", func() error { return s.Store.CreateExecution(ctx, e) })
 }
 
-func (s meteredStore) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus) error {
-	return s.timed(ctx, "update_execution", func() error { return s.Store.UpdateExecution(ctx, e, from) })
+func (s meteredStore) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, since time.Time) error {
+	return s.timed(ctx, "update_execution", func() error { return s.Store.UpdateExecution(ctx, e, from, since) })
 }
 
 func (s meteredStore) InsertEntry(ctx context.Context, e codemode.Entry) error {

@@ -40,7 +40,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, location string, log *sl
 		// SQLite would say "unable to open database file".
 		return nil, fmt.Errorf("store %s is a directory: name the SQLite file (store.path or --db), such as %s", location, filepath.Join(location, "codemode.db"))
 	}
-	st, err := sqlite.Open(ctx, location, sqlite.Options{Synchronous: cfg.Store.Synchronous, Logger: log})
+	st, err := sqlite.Open(ctx, location, sqlite.Options{Synchronous: cfg.Store.Synchronous, Logger: log, MaxRunLog: cfg.Store.MaxRunLog})
 	if err != nil {
 		return nil, err // it names the store
 	}

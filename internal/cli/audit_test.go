@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"os/user"
@@ -134,6 +135,40 @@ func TestExecutionsTableEscapesStoredIDs(t *testing.T) {
 	code, out, errs := run(t, "", "executions", "--config", notesConfig(t), "--db", db)
 	if code != cli.ExitOK || !strings.Contains(out, `exec_\u202Eevil\u001B[2J`) || strings.ContainsAny(out, "\u202e\x1b") {
 		t.Fatalf("executions prints a stored id raw: %d\n%q\n%s", code, out, errs)
+	}
+}
+
+// A row the store cannot read does not fail the table: the other runs
+// are listed, and stderr names the row that was left out and why.
+func TestExecutionsListsPastAnUnreadableRow(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	st, err := sqlite.Open(t.Context(), db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"exec_ok", "exec_bad\x1b[2J"} {
+		e := &codemode.Execution{ID: id, Status: codemode.StatusCompleted, CreatedAt: time.Now()}
+		if err := st.CreateExecution(t.Context(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = raw.ExecContext(t.Context(), `UPDATE executions SET status = 'exploded' WHERE id != 'exec_ok'`)
+	if err := errors.Join(err, raw.Close()); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "executions", "--config", notesConfig(t), "--db", db)
+	if code != cli.ExitOK || !strings.Contains(out, "exec_ok") || strings.Contains(out, "exec_bad") {
+		t.Fatalf("executions with an unreadable row: %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(errs, "cannot be read") || !strings.Contains(errs, `exec_bad\x1b[2J`) || !strings.Contains(errs, "exploded") || strings.Contains(errs, "\x1b") {
+		t.Errorf("stderr does not name the unreadable row and what is wrong with it, escaped:\n%q", errs)
 	}
 }
 

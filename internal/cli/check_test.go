@@ -67,6 +67,10 @@ func TestCheckReportsAFailedDownstream(t *testing.T) {
 	if bad == "" || !strings.Contains(bad, "/nonexistent/codemode-test-server") || !strings.Contains(bad, "no such file or directory") {
 		t.Errorf("no ✗ line with the reason broken failed in:\n%s", out)
 	}
+	// Where the connector is configured, as file:line.
+	if !strings.HasPrefix(bad, "✗ broken: "+cfg+":6: ") {
+		t.Errorf("the ✗ line does not say where broken is configured (%s:6): %s", cfg, bad)
+	}
 	if !strings.Contains(out, "1 connector(s) unavailable") || strings.Contains(out, "\nok\n") {
 		t.Errorf("summary wrong in:\n%s", out)
 	}
@@ -98,7 +102,7 @@ func TestCheckAndRunDoNotWaitForASilentDownstream(t *testing.T) {
 	if code != cli.ExitFailure {
 		t.Errorf("check exit code %d, want %d; stderr:\n%s", code, cli.ExitFailure, errs)
 	}
-	if !strings.Contains(out, "\n✗ slow: timed out after 300ms initialising\n") || !strings.Contains(out, "\n✓ fx: ") {
+	if !strings.Contains(out, "\n✗ slow: "+cfg+":9: timed out after 300ms initialising\n") || !strings.Contains(out, "\n✓ fx: ") {
 		t.Errorf("check output:\n%s", out)
 	}
 	if strings.Contains(errs, "slow") {
@@ -207,7 +211,7 @@ func TestCheckReportsAFailureOnce(t *testing.T) {
 	}
 	// (The server may be gone before or after the handshake was written:
 	// a closed transport, or a broken pipe.)
-	for _, want := range []string{"\n✗ broken: initialize: transport error: ", "(the server exited with status 3); server stderr:\n  boom\n", "\n✗ api: read the OpenAPI document: open " + filepath.Join(dir, "missing.yaml"), "\n✓ notes: "} {
+	for _, want := range []string{"\n✗ broken: " + cfg + ":2: initialize: transport error: ", "(the server exited with status 3); server stderr:\n  boom\n", "\n✗ api: " + cfg + ":5: read the OpenAPI document: open " + filepath.Join(dir, "missing.yaml"), "\n✓ notes: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("check's report lacks %q:\n%s", want, out)
 		}

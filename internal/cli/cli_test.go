@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -306,5 +308,31 @@ func TestHiddenCharactersAreEscaped(t *testing.T) {
 	}
 	if code != cli.ExitOK {
 		t.Errorf("approvals list: exit %d", code)
+	}
+}
+
+// A flag of executions that the action given does not take (--seq and
+// --full are show's, --limit and --status the list's) is a usage error
+// naming it and where it goes, before the store is opened, not ignored.
+func TestExecutionsRefusesAnotherActionsFlags(t *testing.T) {
+	cfg := notesConfig(t)
+	db := filepath.Join(t.TempDir(), "c.db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"executions", "--seq", "2"}, "executions: --seq goes with show: codemode-mcp executions show ID --seq N [--full]"},
+		{[]string{"executions", "--full"}, "executions: --full goes with show: codemode-mcp executions show ID --seq N [--full]"},
+		{[]string{"executions", "delete", "exec_x", "--seq", "1"}, "executions delete: --seq goes with show: codemode-mcp executions show ID --seq N [--full]"},
+		{[]string{"executions", "show", "exec_x", "--limit", "5"}, "executions show: --limit goes with the list: codemode-mcp executions [--limit N] [--status S]"},
+		{[]string{"executions", "delete", "exec_x", "--status", "failed"}, "executions delete: --status goes with the list: codemode-mcp executions [--limit N] [--status S]"},
+	} {
+		code, out, errs := run(t, "", append(tc.args, "--config", cfg, "--db", db)...)
+		if code != cli.ExitUsage || !strings.Contains(errs, tc.want) || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, out, errs, cli.ExitUsage, tc.want)
+		}
+	}
+	if _, err := os.Stat(db); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a usage error opened the store: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -123,6 +124,24 @@ func cmdExecutions(ctx context.Context, args []string, env Env, log *slog.Logger
 	if len(pos) != 0 && (len(pos) != 2 || pos[0] != "show" && pos[0] != "delete") {
 		// (Before the store is opened: a usage error creates no file.)
 		return unknownUse("executions", pos, []string{"show", "delete"}, "codemode-mcp executions [--limit N] [--status S] | show ID [--seq N [--full]] | delete ID")
+	}
+	// A flag of another action is refused, not ignored.
+	action, name := "", "executions"
+	if len(pos) == 2 {
+		action, name = pos[0], "executions "+pos[0]
+	}
+	var stray error
+	fs.Visit(func(f *flag.Flag) {
+		switch {
+		case stray != nil:
+		case (f.Name == "seq" || f.Name == "full") && action != "show":
+			stray = usagef("%s: --%s goes with show: codemode-mcp executions show ID --seq N [--full]", name, f.Name)
+		case (f.Name == "limit" || f.Name == "status") && action != "":
+			stray = usagef("%s: --%s goes with the list: codemode-mcp executions [--limit N] [--status S]", name, f.Name)
+		}
+	})
+	if stray != nil {
+		return stray
 	}
 	if *limit < 1 {
 		// (The store reads a limit of 0 or less as none: it would list every execution.)

@@ -176,7 +176,7 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 		}
 		if ci.Error != "" {
 			failed++
-			fmt.Fprintf(env.Stdout, "✗ %s: %s\n", ci.Name, visible.Escape(ci.Error))
+			fmt.Fprintf(env.Stdout, "✗ %s: %s%s\n", ci.Name, configuredAt(cfg, ci.Name), visible.Escape(ci.Error))
 			continue
 		}
 		var names, approval []string
@@ -227,6 +227,16 @@ func printTypeNotes(w io.Writer, ds []typegen.Diagnostic) {
 		}
 		fmt.Fprintf(w, "    %s\n", visible.Escape(d.String()))
 	}
+}
+
+// configuredAt is "FILE:LINE: ", where connector name is configured, or
+// "" when it is not in a file (the built-in default).
+func configuredAt(cfg *config.Config, name string) string {
+	i := slices.IndexFunc(cfg.Connectors, func(cc config.Connector) bool { return cc.Name == name })
+	if cfg.Path == "" || i < 0 || cfg.Connectors[i].Line == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d: ", visible.Escape(cfg.Path), cfg.Connectors[i].Line)
 }
 
 // configFlag is " --config F" when the configuration came from a file.

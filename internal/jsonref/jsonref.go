@@ -61,6 +61,18 @@ func Split(ptr string) ([]string, bool) {
 	return toks, true
 }
 
+// Join writes decoded tokens as a JSON pointer (RFC 6901, as Split reads
+// it): each escaped and preceded by "/"; no tokens is "" (the whole
+// document).
+func Join(toks []string) string {
+	var b strings.Builder
+	for _, t := range toks {
+		b.WriteByte('/')
+		b.WriteString(Escape(t))
+	}
+	return b.String()
+}
+
 // Unescape decodes a JSON pointer token ("a~1b" is "a/b"); a token
 // without '~', the usual one, is returned as it is, without allocating.
 func Unescape(tok string) string {
@@ -111,15 +123,7 @@ func Pointer(root any, frag string) (any, bool) {
 // digits without a leading zero ("0", "17"; not "01", "+1" or "-0", which
 // strconv would take).
 func IsIndex(tok string) bool {
-	if tok == "" || (tok[0] == '0' && len(tok) > 1) {
-		return false
-	}
-	for i := 0; i < len(tok); i++ {
-		if tok[i] < '0' || tok[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return tok != "" && strings.Trim(tok, "0123456789") == "" && (tok[0] != '0' || len(tok) == 1)
 }
 
 // maxFollow bounds a chain of references Follow walks.

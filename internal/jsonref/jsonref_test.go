@@ -1,6 +1,9 @@
 package jsonref
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCanonicalJSON(t *testing.T) {
 	tests := []struct{ in, want string }{
@@ -125,3 +128,16 @@ func TestWithSharedThroughAnArray(t *testing.T) {
 }
 
 func asArray(v any) []any { a, _ := v.([]any); return a }
+
+func TestJoinIsSplitsInverse(t *testing.T) {
+	for _, toks := range [][]string{nil, {""}, {"$defs", "a/b", "c~d", "0"}} {
+		ptr := Join(toks)
+		got, ok := Split(ptr)
+		if !ok || len(got) != len(toks) || strings.Join(got, "\x00") != strings.Join(toks, "\x00") {
+			t.Errorf("Split(Join(%q)) = %q (pointer %q), %v", toks, got, ptr, ok)
+		}
+	}
+	if got := Join([]string{"$defs", "a/b", "c~d"}); got != "/$defs/a~1b/c~0d" {
+		t.Errorf("Join = %q", got)
+	}
+}

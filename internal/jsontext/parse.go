@@ -5,6 +5,7 @@
 package jsontext
 
 import (
+	"encoding/hex"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -53,15 +54,15 @@ type parser[V any] struct {
 	next  int
 }
 
-func (p *parser[V]) space() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
+func (p *parser[V]) space() { p.i = SkipSpace(p.b, p.i) }
+
+// SkipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
+	return i
 }
 
 // value reads the value at p.i; depth is how many arrays and objects
@@ -374,19 +375,7 @@ func hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
+	var h [2]byte
+	_, err := hex.Decode(h[:], b[:4])
+	return rune(h[0])<<8 | rune(h[1]), err == nil
 }

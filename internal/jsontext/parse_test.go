@@ -98,7 +98,7 @@ func TestUnquoteMatchesEncodingJSON(t *testing.T) {
 // FuzzParse checks Parse against encoding/json: the same texts accepted
 // (within the nesting limit), the same values built.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{`{"a":[1,"x",null]}`, `"\ud83d\ude00"`, "\"\xff\"", `-0.5e-3`, `[{},[]]`, `{"a":1,"a":2}`, `1e400`} {
+	for _, s := range []string{`{"a":[1,"x",null]}`, `"\ud83d\ude00"`, "\"\xff\"", `-0.5e-3`, `[{},[]]`, `{"a":1,"a":2}`, `1e400`, `"\uAbCd"`, `"\u12g4"`, `"\u12"`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {

@@ -40,10 +40,7 @@ type Violation struct {
 }
 
 func (v Violation) String() string {
-	at := v.Pointer
-	if at == "" {
-		at = "(root)"
-	}
+	at := cmp.Or(v.Pointer, "(root)")
 	return fmt.Sprintf("at %s: %s", at, v.Message)
 }
 

@@ -230,7 +230,7 @@ func unwrapBase64(text string) (joined string, ok bool) {
 			break
 		}
 		next, line := start+n+1, strings.TrimSuffix(text[start:start+n], "\r")
-		if (len(line) == 64 || len(line) == 76) && strings.IndexByte(base64Chars, text[next]) >= 0 && strings.Trim(line, base64Chars) == "" {
+		if WrappedLine(line) && strings.IndexByte(Base64Chars, text[next]) >= 0 {
 			b = append(b, text[done:start+len(line)]...)
 			done = next
 		}
@@ -242,8 +242,24 @@ func unwrapBase64(text string) (joined string, ok bool) {
 	return string(append(b, text[done:]...)), true
 }
 
-// base64Chars are the characters of both base64 alphabets.
-const base64Chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
+// WrappedLine reports whether line (without its line break) is a line of
+// base64 broken into lines as MIME (76 characters) or PEM and openssl (64)
+// write it: one that a break joins to the next when that begins with a
+// character of Base64Chars.
+func WrappedLine[T ~string | ~[]byte](line T) bool {
+	if len(line) != 64 && len(line) != 76 {
+		return false
+	}
+	for i := range len(line) {
+		if strings.IndexByte(Base64Chars, line[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Base64Chars are the characters of both base64 alphabets.
+const Base64Chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
 
 // New returns a Scrubber holding secrets.
 func New(secrets ...string) *Scrubber {
@@ -503,8 +519,11 @@ func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	// Fast path: without a backslash, every string's text is in raw as it
-	// decodes, so no form of a secret in raw means none in any string.
-	if bytes.IndexByte(raw, '\\') < 0 && !hasForm(fs, raw) {
+	// decodes, so no form of a secret in raw means none in any string. A
+	// string of valid JSON holds no line break, so base64 wrapped into
+	// lines (see unwrapBase64) is not JSON: raw is checked for it then.
+	clean := bytes.IndexByte(raw, '\\') < 0 && !hasForm(fs, raw)
+	if clean && bytes.IndexByte(raw, '\n') < 0 {
 		return raw
 	}
 	if !json.Valid(raw) {
@@ -513,6 +532,9 @@ func (s *Scrubber) JSON(raw json.RawMessage) json.RawMessage {
 			b, _ := json.Marshal(c)
 			return b
 		}
+		return raw
+	}
+	if clean {
 		return raw
 	}
 	// Outside strings valid JSON has no quote, so each quote opens a

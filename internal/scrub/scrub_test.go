@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -157,6 +158,44 @@ func TestHandler(t *testing.T) {
 	log.Info("now later-secret too")
 	if strings.Contains(buf.String(), "later-secret") {
 		t.Errorf("a secret added later is logged: %s", buf.String())
+	}
+}
+
+// TestHandlerNumbers: a secret of digits (a PIN, a numeric key) logged as
+// a number is scrubbed as it is in text; other numbers stay numbers.
+func TestHandlerNumbers(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(NewHandler(slog.NewJSONHandler(&buf, nil), New("73914582", "1.0625")))
+	log.Info("m", "int", 73914582, "uint", uint64(73914582), "float", 1.0625, "n", 3, "f", 2.5)
+	var got map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	delete(got, "time")
+	want := map[string]any{"level": "INFO", "msg": "m", "int": Placeholder, "uint": Placeholder, "float": Placeholder, "n": 3.0, "f": 2.5}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("logged %v, want %v", got, want)
+	}
+}
+
+// TestHandlerBoundAttrs: attributes bound to a logger (With, inside and
+// outside groups) are scrubbed of a secret added after they were bound, and
+// keep their place.
+func TestHandlerBoundAttrs(t *testing.T) {
+	var buf bytes.Buffer
+	s := New()
+	log := slog.New(NewHandler(slog.NewTextHandler(&buf, nil), s)).With("url", "https://x.example/?k=late-token-1").WithGroup("g").With("a", "late-token-1", "n", 7)
+	log.Info("m", "b", "late-token-1")
+	if want := `msg=m url="https://x.example/?k=late-token-1" g.a=late-token-1 g.n=7 g.b=late-token-1`; !strings.Contains(buf.String(), want) {
+		t.Fatalf("no secret yet: %s, want %s", buf.String(), want)
+	}
+	for range 2 { // the scrubber's change is seen once, then kept
+		s.Add("late-token-1")
+		buf.Reset()
+		log.Info("m", "b", "late-token-1")
+		if want := `msg=m url="https://x.example/?k=[redacted]" g.a=[redacted] g.n=7 g.b=[redacted]`; !strings.Contains(buf.String(), want) {
+			t.Errorf("logged %s, want %s", buf.String(), want)
+		}
 	}
 }
 
@@ -457,6 +496,10 @@ func TestWrappedBase64(t *testing.T) {
 			if !s.Contains(text) || !strings.Contains(got, Placeholder) {
 				t.Errorf("width %d, %d bytes before: nothing scrubbed in %q", w.width, before, text)
 			}
+			// Not JSON (a downstream's answer may be any text): as String.
+			if j, want := s.JSON(json.RawMessage(text)), marshal(got); string(j) != string(want) {
+				t.Errorf("width %d, %d bytes before: JSON(%q) = %s, want %s", w.width, before, text, j, want)
+			}
 			for _, piece := range strings.Split(strings.NewReplacer("\r", "", "\n", "").Replace(got), Placeholder) {
 				if decodesTo(piece, secret) {
 					t.Errorf("width %d, %d bytes before: %q still decodes to the secret", w.width, before, got)
@@ -486,4 +529,10 @@ func TestBase64Carriers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// marshal is v as JSON: a string always encodes.
+func marshal(v string) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }

@@ -5,45 +5,92 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"sync/atomic"
 )
 
 // NewHandler returns a slog.Handler that scrubs the message and the
-// attribute values (strings, errors and anything printed with %v) of every
-// record before h sees it. Secrets added to s later are scrubbed from then
-// on.
+// attribute values (strings, numbers, errors and anything printed with %v)
+// of every record before h sees it. Secrets added to s later are scrubbed
+// from then on, from the attributes bound with WithAttrs before too.
 func NewHandler(h slog.Handler, s *Scrubber) slog.Handler {
-	return &handler{h: h, s: s}
+	return &handler{base: h, s: s}
 }
 
 type handler struct {
-	h slog.Handler
-	s *Scrubber
+	base slog.Handler
+	s    *Scrubber
+	// ops are the WithAttrs (attrs, as given) and WithGroup (group) calls
+	// that made this handler from base, in order; bound is base with them
+	// applied, the attributes scrubbed by the form set it holds, remade
+	// when s's form set changes.
+	ops   []op
+	bound atomic.Pointer[bound]
 }
 
-func (h *handler) Enabled(ctx context.Context, l slog.Level) bool { return h.h.Enabled(ctx, l) }
+type op struct {
+	attrs []slog.Attr
+	group string
+}
+
+type bound struct {
+	set *formSet
+	h   slog.Handler
+}
+
+func (h *handler) Enabled(ctx context.Context, l slog.Level) bool { return h.base.Enabled(ctx, l) }
 
 func (h *handler) Handle(ctx context.Context, r slog.Record) error {
-	if h.s.Empty() {
-		return h.h.Handle(ctx, r)
+	b := h.current()
+	if b.set == nil {
+		return b.h.Handle(ctx, r)
 	}
 	out := slog.NewRecord(r.Time, r.Level, h.s.String(r.Message), r.PC)
 	r.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(h.attr(a))
 		return true
 	})
-	return h.h.Handle(ctx, out)
+	return b.h.Handle(ctx, out)
+}
+
+// current returns base with h's ops applied, scrubbed by s's form set as
+// it is now.
+func (h *handler) current() *bound {
+	set := h.s.formSet()
+	if b := h.bound.Load(); b != nil && b.set == set {
+		return b
+	}
+	b := &bound{set: set, h: h.base}
+	for _, o := range h.ops {
+		if o.attrs == nil {
+			b.h = b.h.WithGroup(o.group)
+			continue
+		}
+		clean := make([]slog.Attr, len(o.attrs))
+		for i, a := range o.attrs {
+			clean[i] = h.attr(a)
+		}
+		b.h = b.h.WithAttrs(clean)
+	}
+	h.bound.Store(b)
+	return b
 }
 
 func (h *handler) WithAttrs(as []slog.Attr) slog.Handler {
-	clean := make([]slog.Attr, len(as))
-	for i, a := range as {
-		clean[i] = h.attr(a)
+	if len(as) == 0 {
+		return h
 	}
-	return &handler{h: h.h.WithAttrs(clean), s: h.s}
+	return h.with(op{attrs: as})
 }
 
 func (h *handler) WithGroup(name string) slog.Handler {
-	return &handler{h: h.h.WithGroup(name), s: h.s}
+	if name == "" {
+		return h
+	}
+	return h.with(op{group: name})
+}
+
+func (h *handler) with(o op) *handler {
+	return &handler{base: h.base, s: h.s, ops: append(h.ops[:len(h.ops):len(h.ops)], o)}
 }
 
 // attr scrubs one attribute's value.
@@ -52,6 +99,11 @@ func (h *handler) attr(a slog.Attr) slog.Attr {
 	switch v.Kind() {
 	case slog.KindString:
 		return slog.String(a.Key, h.s.String(v.String()))
+	case slog.KindInt64, slog.KindUint64, slog.KindFloat64:
+		// A secret of digits (a PIN, a numeric key) logged as a number.
+		if text := v.String(); h.s.Contains(text) {
+			return slog.String(a.Key, h.s.String(text))
+		}
 	case slog.KindGroup:
 		g := v.Group()
 		clean := make([]any, len(g))

@@ -44,6 +44,7 @@ package search
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -221,12 +222,8 @@ func NewSegment[T any](docs []Doc[T]) *Segment[T] {
 			s.post[x.term] = append(s.post[x.term], posting{doc: int32(i), tf: x.tf})
 		}
 	}
-	s.vocab = make([]string, 0, len(s.post))
+	s.vocab = slices.Sorted(maps.Keys(s.post)) // sorted for determinism
 	s.roots = map[string][]string{}
-	for t := range s.post {
-		s.vocab = append(s.vocab, t)
-	}
-	sort.Strings(s.vocab) // for determinism
 	for _, t := range s.vocab {
 		if r := root(t); r != t {
 			s.roots[r] = append(s.roots[r], t)

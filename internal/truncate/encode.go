@@ -50,14 +50,10 @@ func (f *fitter) appendString(i int) int {
 // string's (or very long number's) marker alone.
 func (f *fitter) appendMinimal(v value) {
 	switch v.kind {
-	case kindArr:
-		f.out = append(f.out, '[')
+	case kindArr, kindObj: // between its brackets
+		f.out = append(f.out, f.src[v.pos])
 		f.appendMarker(v, v.n)
-		f.out = append(f.out, ']')
-	case kindObj:
-		f.out = append(f.out, '{')
-		f.appendMarker(v, v.n)
-		f.out = append(f.out, '}')
+		f.out = append(f.out, f.src[v.end-1])
 	default:
 		f.out = append(append(append(f.out, '"'), stringMarker(v.n)...), '"')
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 )
 
 // Thresholds for keeping entries of an array (or console lines) or an
@@ -40,10 +42,7 @@ func (f *fitter) fit(v value, b int, chain []value) {
 func (f *fitter) fitSeq(v value, b int, chain []value) {
 	mark := len(f.kids)
 	kept, c, chain := f.plan(v, b, chain)
-	open, end := byte('['), byte(']')
-	if v.kind == kindObj {
-		open, end = '{', '}'
-	}
+	open, end := f.src[v.pos], f.src[v.end-1] // its brackets
 	f.out = append(f.out, open)
 	for i, kid := range kept {
 		if i > 0 {
@@ -184,7 +183,7 @@ func (f *fitter) first(v value) int {
 	if v.kind == kindLogs {
 		return 0
 	}
-	return space(f.src, v.pos+1)
+	return jsontext.SkipSpace(f.src, v.pos+1)
 }
 
 // entry measures the entry of v at cur (see first) and returns where the
@@ -197,18 +196,18 @@ func (f *fitter) entry(v value, cur int, chain []value) (value, int) {
 	if v.kind == kindObj {
 		key = cur
 		keySize, _, cur = f.scanString(cur)
-		keySize++                   // the colon
-		cur = space(f.src, cur) + 1 // past the colon
+		keySize++                                // the colon
+		cur = jsontext.SkipSpace(f.src, cur) + 1 // past the colon
 	}
 	var kid value
-	if cur = space(f.src, cur); len(chain) > 0 && chain[0].pos == cur {
+	if cur = jsontext.SkipSpace(f.src, cur); len(chain) > 0 && chain[0].pos == cur {
 		kid = chain[0]
 	} else {
 		kid, _ = f.scan(cur, 0) // its depth was checked when v was measured
 	}
 	kid.key, kid.keySize = key, keySize
-	if cur = space(f.src, kid.end); f.src[cur] == ',' {
-		cur = space(f.src, cur+1)
+	if cur = jsontext.SkipSpace(f.src, kid.end); f.src[cur] == ',' {
+		cur = jsontext.SkipSpace(f.src, cur+1)
 	}
 	return kid, cur
 }

@@ -29,21 +29,12 @@ type fitter struct {
 	rec []value
 }
 
-// space returns the index of the first byte at or after i that is not
-// JSON white space.
-func space(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
 // scan measures the value at f.src[i:] (after white space), within depth
 // enclosing arrays and objects; ok is false when it nests deeper than
 // maxDepth. It allocates nothing but for objects with a key made of "…"
 // alone.
 func (f *fitter) scan(i, depth int) (v value, ok bool) {
-	i = space(f.src, i)
+	i = jsontext.SkipSpace(f.src, i)
 	v.pos = i
 	switch c := f.src[i]; c {
 	case '"':
@@ -108,7 +99,7 @@ func (f *fitter) scanSeq(i, depth int) (value, bool) {
 	}
 	var ellipses map[int]bool // the keys made of "…" alone, by their count
 	entries, size := 0, 0
-	j := space(f.src, i+1)
+	j := jsontext.SkipSpace(f.src, i+1)
 	for f.src[j] != closing {
 		if v.kind == kindObj {
 			ks, _, kend := f.scanString(j)
@@ -119,7 +110,7 @@ func (f *fitter) scanSeq(i, depth int) (value, bool) {
 				}
 				ellipses[e] = true
 			}
-			j = space(f.src, kend) + 1 // the colon
+			j = jsontext.SkipSpace(f.src, kend) + 1 // the colon
 		}
 		kid, ok := f.scan(j, depth)
 		if !ok {
@@ -127,8 +118,8 @@ func (f *fitter) scanSeq(i, depth int) (value, bool) {
 		}
 		size += kid.size
 		entries++
-		if j = space(f.src, kid.end); f.src[j] == ',' {
-			j = space(f.src, j+1)
+		if j = jsontext.SkipSpace(f.src, kid.end); f.src[j] == ',' {
+			j = jsontext.SkipSpace(f.src, j+1)
 		}
 	}
 	v.end = j + 1

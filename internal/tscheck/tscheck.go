@@ -24,6 +24,7 @@ package tscheck
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,6 +34,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,10 +84,7 @@ func Find(log *slog.Logger) (*Checker, error) {
 }
 
 func newChecker(bin string, log *slog.Logger) *Checker {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Checker{bin: bin, log: log, slots: make(chan struct{}, maxRunning)}
+	return &Checker{bin: bin, log: cmp.Or(log, slog.New(slog.DiscardHandler)), slots: make(chan struct{}, maxRunning)}
 }
 
 // ambient declares what the sandbox gives a program besides the
@@ -117,22 +116,17 @@ const (
 // tsconfig is the configuration of every check: strict, no output, and no
 // file but the two given (noResolve: imports, import types and reference
 // directives add nothing; types: no automatic @types); listFiles makes
-// the checker say what it read.
-var tsconfig = func() []byte {
-	b, err := json.Marshal(map[string]any{
-		"compilerOptions": map[string]any{
-			"strict": true, "noEmit": true, "pretty": false,
-			"target": "es2022", "lib": []string{"es2022"}, "module": "esnext",
-			"skipLibCheck": true, "noResolve": true, "types": []string{},
-			"listFiles": true,
-		},
-		"files": []string{declsFile, programFile},
-	})
-	if err != nil {
-		panic(err)
-	}
-	return b
-}()
+// the checker say what it read. (Maps of strings, booleans and lists of
+// strings always encode: no error to check.)
+var tsconfig, _ = json.Marshal(map[string]any{
+	"compilerOptions": map[string]any{
+		"strict": true, "noEmit": true, "pretty": false,
+		"target": "es2022", "lib": []string{"es2022"}, "module": "esnext",
+		"skipLibCheck": true, "noResolve": true, "types": []string{},
+		"listFiles": true,
+	},
+	"files": []string{declsFile, programFile},
+})
 
 // Check type-checks code (a program in any shape the sandbox accepts)
 // against declarations (every connector and the codemode global, as
@@ -241,13 +235,7 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 // is dropped.
 func wrap(code string) string {
 	lines := strings.Split(code, "\n")
-	first := -1
-	for i, l := range lines {
-		if strings.TrimSpace(l) != "" {
-			first = i
-			break
-		}
-	}
+	first := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) != "" })
 	if first >= 0 && strings.HasPrefix(strings.TrimSpace(lines[first]), "```") {
 		lines[first] = ""
 		for i := len(lines) - 1; i > first; i-- {
@@ -302,10 +290,7 @@ func parseDiagnostics(output, file string) []string {
 		}
 		l, _ := strconv.Atoi(m[2])
 		col, _ := strconv.Atoi(m[3])
-		l -= wrapLines
-		if l < 1 {
-			l = 1
-		}
+		l = max(1, l-wrapLines)
 		out = append(out, fmt.Sprintf("line %d:%d: %s (%s)", l, col, m[5], m[4]))
 		last = len(out) - 1
 	}

@@ -54,7 +54,7 @@ func (ps *pass) installConnectors(g *goja.Object) error {
 		ps.conns = append(ps.conns, c)
 		target := ps.vm.NewObject()
 		for mi, m := range gl.Methods {
-			c.m[mi].native = ps.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			c.m[mi].native = native(ps.vm, m, func(call goja.FunctionCall) goja.Value {
 				return ps.callConnector(c, mi, call.Argument(0), goja.Null())
 			}).(*goja.Object)
 			if err := target.Set(m, c.m[mi].native); err != nil {
@@ -102,14 +102,14 @@ func (ps *pass) method(ci int, prop string, v goja.Value) goja.Value {
 	}
 	if c.m[mi].wrapped == nil {
 		if ps.callNative == nil {
-			ps.callNative = ps.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			ps.callNative = native(ps.vm, "call", func(call goja.FunctionCall) goja.Value {
 				ci, mi := call.Argument(0).ToInteger(), call.Argument(1).ToInteger()
 				if ci < 0 || ci >= int64(len(ps.conns)) || ps.conns[ci] == nil || mi < 0 || mi >= int64(len(ps.conns[ci].methods)) {
 					panic(ps.vm.NewTypeError("sandbox: no method %d of connector %d", mi, ci))
 				}
 				return ps.callConnector(ps.conns[ci], int(mi), call.Argument(2), call.Argument(3))
 			})
-			ps.isObject = ps.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			ps.isObject = native(ps.vm, "isObject", func(call goja.FunctionCall) goja.Value {
 				return ps.vm.ToValue(argKind(call.Argument(0)) == "object")
 			})
 		}

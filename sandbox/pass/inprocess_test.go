@@ -14,6 +14,7 @@ import (
 
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
+	"github.com/codemode-mcp/codemode-mcp/sandbox/source"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -609,6 +610,36 @@ false, false, true]`)
 		t.Fatal(err)
 	}
 	sandboxtest.WantCompleted(t, code, o, `"function tomorrow() { [native code] }"`)
+}
+
+// TestConnectorMethodsShowNoGoSymbol: a connector method's Go function,
+// read through its property descriptor or seen in an error's stack, is
+// named as a built-in would be, not by its Go symbol.
+func TestConnectorMethodsShowNoGoSymbol(t *testing.T) {
+	e := newExecutor(t)
+	code := `const d = Object.getOwnPropertyDescriptor(notes, "createNote").value;
+const frames = [];
+for (const f of [notes.createNote, d]) {
+  try { f(1) } catch (e) { frames.push(e.stack.split("\n")[1].trim()) }
+}
+[d.name, String(d), ...frames]`
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}),
+		`["createNote", "function createNote() { [native code] }", "at call (native)", "at createNote (native)"]`)
+}
+
+// TestTimeoutCountsNormalising: normalising counts against the timeout, as
+// the worker's parent counts it. A MiB of code nested 31 levels takes
+// esbuild seconds (36 MB of indented output), which cannot be interrupted;
+// the program itself runs in milliseconds. Before, the timeout started once
+// the code was normalised and the program completed.
+func TestTimeoutCountsNormalising(t *testing.T) {
+	e := newExecutor(t)
+	head, tail := "var a;\n"+strings.Repeat("{", source.MaxNesting-1), strings.Repeat("}", source.MaxNesting-1)+"\n'done'"
+	code := head + strings.Repeat("a\n", (sandbox.DefaultMaxCodeBytes-len(head)-len(tail))/2) + tail
+	o := sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{Timeout: 400 * time.Millisecond})
+	if o.Status != sandbox.Failed || o.Error != "timed out after 400ms" {
+		t.Errorf("outcome %v %q %.20s, want timed out after 400ms", o.Status, o.Error, o.Result)
+	}
 }
 
 func TestTimers(t *testing.T) {

@@ -122,6 +122,12 @@ func Execute(ctx context.Context, p sandbox.Program, host sandbox.Host, cache *s
 	if o, tooLarge := CodeTooLarge(p); tooLarge {
 		return o, nil
 	}
+	// The timeout counts normalising, which cannot be interrupted (up to
+	// seconds for a MiB of code): a pass whose deadline passed meanwhile
+	// ends as timed out before it runs, as the worker's parent counts it.
+	limits := p.Limits.WithDefaults()
+	passCtx, cancel := context.WithTimeoutCause(ctx, limits.Timeout, errTimedOut)
+	defer cancel()
 	prog, err := cache.Normalize(p.Code, source.ProgramFile)
 	if se := (*source.SyntaxError)(nil); errors.As(err, &se) {
 		return sandbox.Outcome{Status: sandbox.Failed, Error: se.Error(), Clock: p.Clock}, nil
@@ -129,9 +135,9 @@ func Execute(ctx context.Context, p sandbox.Program, host sandbox.Host, cache *s
 	if err != nil {
 		return sandbox.Outcome{}, err
 	}
-	limits := p.Limits.WithDefaults()
-	passCtx, cancel := context.WithTimeoutCause(ctx, limits.Timeout, errTimedOut)
-	defer cancel()
+	if passCtx.Err() != nil {
+		return failed(EndMessage(passCtx, limits.Timeout)), nil
+	}
 	// Before the first statement runs: a program that names a method that
 	// does not exist fails before any call is made.
 	msg, err := check(passCtx, prog, p.Globals, host)

@@ -5,17 +5,21 @@ import (
 	"strings"
 )
 
-// MaxNesting is how deep the model's code may nest (see checkNesting).
-const MaxNesting = 32
+// MaxNesting is how deep the model's code may nest, and MaxChain how long
+// a chain of operators it may hold (see checkNesting).
+const (
+	MaxNesting = 32
+	MaxChain   = 1000
+)
 
 // checkNesting refuses code that nests deeper than MaxNesting levels, before
 // esbuild sees it. esbuild's cost grows with the square of the depth, not
 // with the size: its output indents every level (n nested blocks print as
 // n² spaces: 4 KB of braces become 8 MB), nested functions cost it time per
 // enclosing scope (a thousand nested `a=>` take seconds), and long runs of
-// prefix operators recurse in its parser. Normalize runs before a pass's
-// timeout and, in process, in the server, so its cost must follow the
-// code's size; with the depth bounded it does (a level costs at most a few
+// prefix operators recurse in its parser. Normalize cannot be interrupted
+// and, in process, runs in the server, so its cost must follow the code's
+// size; with the depth bounded it does (a level costs at most a few
 // spaces of indentation per output line).
 //
 // The depth is counted on the code's tokens, skipping strings, comments,
@@ -30,6 +34,15 @@ const MaxNesting = 32
 // passed Go's 1 GB stack, a fatal error that would end the server. The count errs
 // high, never low, where the syntax is ambiguous without a parser (a `/`
 // after `}` is read as a division, so what follows counts as code).
+//
+// Chains are bounded apart (MaxChain), since long ones are ordinary code:
+// each binary operator (`a + b + c`, `a && b`), member access, call and
+// index (`a.b().c[0]`) in an expression is a link, the links of a bracket
+// counting on in the expression around it, until a comma or the statement
+// ends. goja's compiler walks the left side of such a chain again at each
+// link (32 Ki terms of `+` took seconds, growing with the square) and
+// esbuild visits member and call chains by recursion (a MiB of `.b` passed
+// Go's 1 GB stack: a fatal error).
 func checkNesting(src string) error {
 	s := nestScan{src: src, stack: make([]nestFrame, 1, 8)}
 	return s.run()
@@ -43,6 +56,7 @@ type nestFrame struct {
 	chain int  // the statement bodies and arrow bodies open in it
 	ops   int  // the right-associative operators open in it
 	saved int  // chain before the last statement end, for an else
+	links int  // the links of the expression being read in it (see MaxChain)
 }
 
 type nestScan struct {
@@ -50,6 +64,7 @@ type nestScan struct {
 	stack     []nestFrame
 	chains    int  // the sum of the frames' chains
 	ops       int  // the sum of the frames' ops
+	links     int  // the sum of the frames' links
 	unary     int  // the prefix operators just read
 	pending   bool // a body is expected: a block, or it counts as a level
 	expr      bool // the last token ends an operand: `/` divides, `+` is binary
@@ -75,6 +90,19 @@ func (s *nestScan) deeper(off int) error {
 	}
 }
 
+// link adds a link to the current frame's chain of operators at off.
+func (s *nestScan) link(off int) error {
+	s.top().links++
+	if s.links++; s.links <= MaxChain {
+		return nil
+	}
+	line, col := s.position(off)
+	return &SyntaxError{
+		Message: fmt.Sprintf("the code chains more than %d operators in one expression (each binary operator, member access, call and index is one); split it: put parts in variables", MaxChain),
+		Line:    line, Column: col,
+	}
+}
+
 // position is off's line and column (1-based, the column in UTF-16 units).
 func (s *nestScan) position(off int) (int, int) {
 	starts := lineStarts(s.src)
@@ -93,7 +121,8 @@ func (s *nestScan) endStatement() {
 	}
 	s.chains -= f.chain
 	s.ops -= f.ops
-	f.chain, f.ops = 0, 0
+	s.links -= f.links
+	f.chain, f.ops, f.links = 0, 0, 0
 }
 
 // nestOp adds a right-associative operator to the current frame.
@@ -186,12 +215,22 @@ func (s *nestScan) run() error {
 			i = skipString(src, i)
 			s.unary, expr = 0, true
 		case '`':
+			if s.expr { // a tagged template
+				if err := s.link(i); err != nil {
+					return err
+				}
+			}
 			i = s.template(i + 1)
 			s.unary, expr = 0, true
 			if err := s.deeper(i - 2); err != nil { // at the ${ it opened, if any
 				return err
 			}
 		case '(', '[', '{':
+			if s.expr && c != '{' { // a call or an index
+				if err := s.link(i); err != nil {
+					return err
+				}
+			}
 			s.unary = 0
 			s.stack = append(s.stack, nestFrame{kind: c, head: c == '(' && s.headNext})
 			if err := s.deeper(i); err != nil {
@@ -204,6 +243,11 @@ func (s *nestScan) run() error {
 				s.chains -= f.chain
 				s.ops -= f.ops
 				s.stack = s.stack[:len(s.stack)-1]
+				if f.kind == '$' { // a template's substitutions are apart
+					s.links -= f.links
+				} else { // the bracket's expression is part of the one around it
+					s.top().links += f.links
+				}
 			}
 			i++
 			if f.kind == '$' {
@@ -224,6 +268,12 @@ func (s *nestScan) run() error {
 		case '/':
 			if s.expr {
 				i++
+				if i < len(src) && src[i] == '=' {
+					break // /=, an assignment
+				}
+				if err := s.link(i - 1); err != nil {
+					return err
+				}
 				break
 			}
 			i = skipRegExp(src, i)
@@ -239,8 +289,15 @@ func (s *nestScan) run() error {
 				if err := s.nestOp(i); err != nil {
 					return err
 				}
+				i++
+				break
 			}
-			i++
+			if err := s.link(i); err != nil { // ==, ===, !=, <=, >=
+				return err
+			}
+			for i < len(src) && src[i] == '=' {
+				i++
+			}
 		case '*':
 			i++
 			if i < len(src) && src[i] == '*' && (i+1 >= len(src) || src[i+1] != '=') { // a ** b ** c nests
@@ -248,6 +305,10 @@ func (s *nestScan) run() error {
 					return err
 				}
 				i++
+			} else if s.expr && (i >= len(src) || src[i] != '=' && src[i] != '*') {
+				if err := s.link(i - 1); err != nil {
+					return err
+				}
 			}
 		case '!', '~', '+', '-':
 			n := 1
@@ -256,6 +317,10 @@ func (s *nestScan) run() error {
 			}
 			if s.expr && (n == 2 || c == '!') { // postfix, or TypeScript's non-null assertion
 				expr = true
+			} else if s.expr && (i+1 >= len(src) || src[i+1] != '=') { // binary, not += or -=
+				if err := s.link(i); err != nil {
+					return err
+				}
 			} else if !s.expr {
 				s.unary++
 				if err := s.deeper(i); err != nil {
@@ -264,14 +329,23 @@ func (s *nestScan) run() error {
 			}
 			i += n
 		case '.':
+			if err := s.link(i); err != nil {
+				return err
+			}
 			dot = true
 			i++
 		case '?':
 			switch {
 			case strings.HasPrefix(src[i:], "?.") && !(i+2 < len(src) && src[i+2] >= '0' && src[i+2] <= '9'):
+				if err := s.link(i); err != nil {
+					return err
+				}
 				dot = true
 				i += 2
 			case strings.HasPrefix(src[i:], "??"):
+				if err := s.link(i); err != nil {
+					return err
+				}
 				i += 2
 			default: // a ? b : c ? d : e nests
 				s.unary = 0
@@ -279,6 +353,17 @@ func (s *nestScan) run() error {
 					return err
 				}
 				i++
+			}
+		case '<', '>', '&', '|', '^', '%':
+			op := i
+			for i < len(src) && strings.IndexByte("<>&|^%", src[i]) >= 0 {
+				i++
+			}
+			if i < len(src) && src[i] == '=' {
+				break // the = is read next: <=, or an assignment such as <<= or &&=
+			}
+			if err := s.link(op); err != nil {
+				return err
 			}
 		default:
 			i++
@@ -319,7 +404,10 @@ func (s *nestScan) word(off int, w string, number bool) error {
 		return s.deeper(off)
 	case "return", "break", "continue":
 		s.unary, s.expr = 0, false // asi: a line break ends the statement
-	case "case", "in", "of", "instanceof", "throw":
+	case "in", "instanceof":
+		s.unary, s.expr, s.asi = 0, false, false
+		return s.link(off)
+	case "case", "of", "throw":
 		s.unary, s.expr, s.asi = 0, false, false
 	default:
 		s.unary = 0

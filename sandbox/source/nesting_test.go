@@ -84,3 +84,67 @@ func TestNestingAllowed(t *testing.T) {
 		})
 	}
 }
+
+// TestChainBounded: an expression chaining more than MaxChain operators is
+// refused before esbuild sees it, at the first link past the bound. Before,
+// 32 Ki terms of `+` took seconds in goja's compiler (the square of the
+// length) and a MiB of `.b` overflowed Go's stack in esbuild's visitor, a
+// fatal error that ended the process.
+func TestChainBounded(t *testing.T) {
+	const n = 32 << 10
+	tests := []struct {
+		name      string
+		code      string
+		line, col int
+	}{
+		{"sum", "x = " + strings.Repeat("a + ", n) + "1", 1, 4*MaxChain + 7},
+		{"member accesses", "x = a" + strings.Repeat(".b", n), 1, 2*MaxChain + 6},
+		{"calls", "x = a" + strings.Repeat("()", n), 1, 2*MaxChain + 6},
+		{"indexes", "x = a" + strings.Repeat("[0]", n), 1, 3*MaxChain + 6},
+		{"method calls over lines", "a" + strings.Repeat("\n.b()", n), MaxChain/2 + 2, 1},
+		{"conjunctions", "x = " + strings.Repeat("a && ", n) + "1", 1, 5*MaxChain + 7},
+		{"comparisons", "x = " + strings.Repeat("a !== ", n) + "1", 1, 6*MaxChain + 8},
+		{"in parentheses", "x = " + strings.Repeat("(a + a) + ", n) + "1", 0, 0},
+		{"through a call", "x = f(" + strings.Repeat("a + ", n) + "1)", 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			_, err := Normalize(tc.code, ProgramFile)
+			runtime.ReadMemStats(&m1)
+			var se *SyntaxError
+			if !errors.As(err, &se) || !strings.Contains(se.Message, "chains more than 1000 operators") {
+				t.Fatalf("Normalize: %v, want the chain error", err)
+			}
+			if tc.line > 0 && (se.Line != tc.line || se.Column != tc.col) {
+				t.Errorf("at %d:%d, want %d:%d", se.Line, se.Column, tc.line, tc.col)
+			}
+			if got := m1.TotalAlloc - m0.TotalAlloc; got > 64*uint64(len(tc.code))+256<<10 {
+				t.Errorf("allocated %d bytes for %d bytes of code", got, len(tc.code))
+			}
+		})
+	}
+}
+
+// TestChainsAllowed: long code whose chains are broken by commas,
+// statements or template substitutions, and chains at the bound.
+func TestChainsAllowed(t *testing.T) {
+	const n = 5000
+	tests := map[string]string{
+		"sum at the bound":       "const a = 1;\n" + strings.Repeat("a + ", MaxChain) + "a",
+		"statements":             "const a = {b: {c: () => 1}};\n" + strings.Repeat("a.b.c() + a.b.c()\n", n) + "1",
+		"array of expressions":   "const a = {b: 1};\n[" + strings.Repeat("a.b + 1, ", n) + "1]",
+		"arguments":              "const a = {b: 1};\nMath.max(" + strings.Repeat("a.b * 2, ", n) + "1)",
+		"template substitutions": "const a = {b: 1};\n`" + strings.Repeat("${a.b + 1} ", n) + "`",
+		"object":                 "({" + strings.Repeat("k: 1 + 2 * 3 - 4, ", n) + "})",
+		"method chain":           "[1, 2, 3]" + strings.Repeat("\n  .map((x) => x + 1)", 200) + "\n  .length",
+	}
+	for name, code := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Normalize(code, ProgramFile); err != nil {
+				t.Fatalf("Normalize: %v", err)
+			}
+		})
+	}
+}

@@ -170,8 +170,9 @@ func (e *SyntaxError) Error() string {
 //     program, codemode.run's argument for a snippet) and may be redeclared.
 //   - Markdown fences: see stripFence. `import` is a syntax error that says
 //     connectors are globals.
-//   - Code nesting deeper than MaxNesting levels is a syntax error at the
-//     first place past it (see checkNesting).
+//   - Code nesting deeper than MaxNesting levels, or chaining more than
+//     MaxChain operators in one expression, is a syntax error at the first
+//     place past it (see checkNesting).
 //
 // Known limit: esbuild drops expression statements it folds into a
 // primitive; a dropped last statement is recovered (see

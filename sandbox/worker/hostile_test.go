@@ -100,6 +100,12 @@ func hostileCases() []hostileCase {
 		// recover can catch, which would end the server.
 		{name: "native recursion: String of a deep array", code: "let a = []; for (let i = 0; i < 1e6; i++) a = [a]; String(a).length", limits: long, processOnly: true, check: memoryExceeded},
 		{name: "native recursion: eval of deep nesting", code: "eval('['.repeat(1e7))", limits: long, processOnly: true, check: memoryExceeded},
+		// Quadratic in goja's Go code, which never checks the VM's
+		// interrupt (the compiler walks a chain's left side at each link;
+		// JSON.stringify looks for a cycle through every enclosing object):
+		// in process each hung the server for minutes past a 2 s timeout.
+		{name: "native loop: eval of a long chain", code: "eval('x = ' + 'a + '.repeat(1e5) + '1')", limits: short, processOnly: true, check: failsWith("timed out after 300ms")},
+		{name: "native loop: JSON.stringify of a deep object", code: "let o = {}; for (let i = 0; i < 1e5; i++) o = { o }; JSON.stringify(o).length", limits: short, processOnly: true, check: failsWith("timed out after 300ms")},
 		// Refused before esbuild sees it, so in process too: before,
 		// esbuild's parser recursed past the stack in the worker (and, in
 		// process, in the server).

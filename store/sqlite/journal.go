@@ -64,13 +64,15 @@ type journals struct {
 	// durable: every record is flushed to disk before Journal returns
 	// (synchronous FULL).
 	durable bool
+	// max bounds the journal recovery reads (maxJournal).
+	max int64
 
 	mu    sync.Mutex
 	files map[string]*journalFile // by execution id; guarded by mu
 }
 
-func newJournals(dbPath string, durable bool) *journals {
-	return &journals{dir: dbPath + "-ahead", durable: durable, files: map[string]*journalFile{}}
+func newJournals(dbPath string, durable bool, maxRunLog int64) *journals {
+	return &journals{dir: dbPath + "-ahead", durable: durable, max: maxJournal(maxRunLog), files: map[string]*journalFile{}}
 }
 
 // journalFile is one open journal; records are written at its end.
@@ -247,17 +249,20 @@ func (s *Store) RecoverExecution(ctx context.Context, e *codemode.Execution, fro
 	return nil
 }
 
-// maxJournal bounds the journal recovery reads, whole, into memory. A
-// pass's journal holds each call's arguments about twice (ahead of the
-// call, then with its result) and its results once, all within its run's
-// log quota (store.max_run_log, 64 MiB by default), and a new pass starts
-// its journal empty; so only a quota raised past about 128 MiB, or a file
-// that Journal did not write, comes near it.
-const maxJournal = 256 << 20
+// maxJournal bounds the journal recovery reads, whole, into memory: four
+// times the quota of a run's log (Options.MaxRunLog), and at least
+// 256 MiB, what four times the default quota is. A pass's journal holds
+// each call's arguments about twice (ahead of the call, then with its
+// result) and its results once, all within its run's log quota, and a new
+// pass starts its journal empty; so only a file that Journal did not
+// write, or one a process with a larger quota wrote, comes near it.
+func maxJournal(maxRunLog int64) int64 {
+	return max(256<<20, min(maxRunLog, 1<<60)*4)
+}
 
 // read returns the entries of id's journal up to the first record that is
 // incomplete or damaged; no journal is no entries. A journal larger than
-// maxJournal, or not a regular file (a pipe would block recovery), is
+// j.max, or not a regular file (a pipe would block recovery), is
 // refused, naming it: the run is then not recovered, and nothing of it
 // or of other runs is lost.
 func (j *journals) read(id string) ([]codemode.Entry, error) {
@@ -276,20 +281,20 @@ func (j *journals) read(id string) ([]codemode.Entry, error) {
 	switch {
 	case !st.Mode().IsRegular():
 		return nil, refused("not a regular file (" + st.Mode().Type().String() + ")")
-	case st.Size() > maxJournal:
-		return nil, refused(short.Bytes(st.Size()) + ", over the " + short.Bytes(maxJournal) + " a journal may be")
+	case st.Size() > j.max:
+		return nil, refused(short.Bytes(st.Size()) + ", over the " + short.Bytes(j.max) + " a journal may be")
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read journal of %s: %w", id, err)
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxJournal+1))
+	b, err := io.ReadAll(io.LimitReader(f, j.max+1))
 	if err != nil {
 		return nil, fmt.Errorf("read journal of %s: %w", id, err)
 	}
-	if len(b) > maxJournal { // it grew since
-		return nil, refused("over the " + short.Bytes(maxJournal) + " a journal may be")
+	if int64(len(b)) > j.max { // it grew since
+		return nil, refused("over the " + short.Bytes(j.max) + " a journal may be")
 	}
 	return parseJournal(b, id), nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/store/storetest"
 )
 
@@ -108,7 +109,7 @@ func TestJournalFlushedWhenFull(t *testing.T) {
 
 // An execution id that is not a plain file name gets a hex file name.
 func TestJournalFileName(t *testing.T) {
-	j := newJournals("/db", false)
+	j := newJournals("/db", false, 0)
 	for id, want := range map[string]string{
 		"exec_0123abcd": "/db-ahead/exec_0123abcd",
 		"../x":          "/db-ahead/x2e2e2f78",
@@ -293,11 +294,34 @@ func TestJournalRecordsNotWritten(t *testing.T) {
 // A journal recovery must not read whole, one over maxJournal (a sparse
 // file here) or a pipe, is refused naming the file: that run stays as it
 // is with its log, its journal kept, and another run's recovery is not
-// held up by it.
+// held up by it. The bound follows the quota of a run's log: a store
+// whose runs may log 512 MiB reads a journal of up to 2 GiB.
 func TestJournalTooLargeIsRefused(t *testing.T) {
+	for _, tt := range []struct {
+		quota int64
+		size  int64
+		bound string
+	}{
+		{0, 1 << 30, "1 GiB, over the 256 MiB"},
+		{64 << 20, 1 << 30, "1 GiB, over the 256 MiB"},
+		{512 << 20, 3 << 30, "3 GiB, over the 2 GiB"},
+	} {
+		t.Run(short.Bytes(tt.quota), func(t *testing.T) { testJournalTooLarge(t, tt.quota, tt.size, tt.bound) })
+	}
+	// A quota as large as it can be bounds nothing, rather than wrapping
+	// around to a bound below the default's.
+	if got := maxJournal(math.MaxInt64); got != 1<<62 {
+		t.Errorf("the bound of a journal for a quota of MaxInt64 = %d, want 2^62", got)
+	}
+}
+
+// testJournalTooLarge recovers two runs, one with a journal of size bytes
+// in a store whose runs may log quota, and checks that it is refused
+// saying bound.
+func testJournalTooLarge(t *testing.T, quota, size int64, bound string) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "codemode.db")
-	s := openAt(t, path, Options{})
+	s := openAt(t, path, Options{MaxRunLog: quota})
 	for _, id := range []string{"exec_big", "exec_ok"} {
 		run := storetest.NewExecution(id, codemode.StatusRunning)
 		run.Owner = "own_dead"
@@ -312,15 +336,15 @@ func TestJournalTooLargeIsRefused(t *testing.T) {
 		}
 	}
 	big := s.journals.path("exec_big")
-	if err := os.Truncate(big, 1<<30); err != nil {
+	if err := os.Truncate(big, size); err != nil {
 		t.Fatal(err)
 	}
 	recover := func(id string) error {
 		return s.RecoverExecution(ctx, &codemode.Execution{ID: id, Status: codemode.StatusError}, codemode.StatusRunning, "own_dead", "unknown")
 	}
 	err := recover("exec_big")
-	if err == nil || !strings.Contains(err.Error(), big+" is 1 GiB, over the 256 MiB a journal may be") {
-		t.Errorf("recovery of a run with a journal over %d bytes: %v, want it refused naming %s", maxJournal, err, big)
+	if err == nil || !strings.Contains(err.Error(), big+" is "+bound+" a journal may be") {
+		t.Errorf("recovery of a run with a journal of %s (quota %s): %v, want it refused naming %s, %s", short.Bytes(size), short.Bytes(quota), err, big, bound)
 	}
 	if err := recover("exec_ok"); err != nil {
 		t.Fatalf("recovery of another run: %v", err)
@@ -348,7 +372,7 @@ func TestJournalTooLargeIsRefused(t *testing.T) {
 			t.Errorf("%s after recovery: %v with entries %v, want %v with %v", id, e.Status, states, want.status, want.states)
 		}
 	}
-	if st, err := os.Stat(big); err != nil || st.Size() != 1<<30 {
+	if st, err := os.Stat(big); err != nil || st.Size() != size {
 		t.Errorf("the refused journal: %v, want it left as it was", err)
 	}
 }

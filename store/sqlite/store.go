@@ -41,6 +41,10 @@ type Options struct {
 	// Logger receives migration and diagnostic messages; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// MaxRunLog is the quota of one run's log (store.max_run_log) of the
+	// processes that write to the store: recovery reads a journal of up
+	// to four times it, at least 256 MiB (journal.go).
+	MaxRunLog int64
 }
 
 // Store is a codemode.Store on one SQLite file. It is safe for concurrent
@@ -85,7 +89,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
-	s := &Store{db: db, path: abs, logger: logger, journals: newJournals(abs, sync == "FULL")}
+	s := &Store{db: db, path: abs, logger: logger, journals: newJournals(abs, sync == "FULL", opts.MaxRunLog)}
 	if err := s.migrate(ctx); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}

@@ -148,15 +148,18 @@ func (s *Store) Entries(ctx context.Context, executionID string) ([]codemode.Ent
 // ClippedEntries returns the part of an execution's log q selects
 // (codemode.Store). The values are cut in SQL (clippedSQL): SQLite reads
 // a value whole and cuts it before it is handed over, so the memory it
-// takes is one value at a time.
+// takes is one value at a time. After and Preview are bound as 32-bit
+// integers, what PostgreSQL's seq and substr take: a seq is one, and no
+// value is longer than a preview of math.MaxInt32 characters (a text is
+// at most 1 GB in both databases).
 func (s *Store) ClippedEntries(ctx context.Context, executionID string, q codemode.LogQuery) ([]codemode.ClippedEntry, error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = math.MaxInt32
 	}
-	args := []any{executionID, q.After, limit}
+	args := []any{executionID, min(max(q.After, math.MinInt32), math.MaxInt32), limit}
 	if q.Preview > 0 {
-		args = append(args, q.Preview)
+		args = append(args, min(q.Preview, math.MaxInt32))
 	}
 	return logOf(ctx, s, executionID, clippedSQL(q.Preview), args, scanClippedEntry)
 }

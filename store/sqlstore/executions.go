@@ -9,8 +9,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // executionColumns in the order of createExecutionSQL's values and of
@@ -73,7 +75,10 @@ func checkStatus(st codemode.ExecStatus) error {
 	return nil
 }
 
-// scanExecution reads executionColumns.
+// scanExecution reads executionColumns. A row read whose values cannot
+// be decoded (a status this release does not know, broken JSON) is
+// returned with the error: its ID and times are set, so that a list can
+// leave it out and go on.
 func scanExecution(row Row) (*codemode.Execution, error) {
 	var (
 		e                          codemode.Execution
@@ -86,6 +91,8 @@ func scanExecution(row Row) (*codemode.Execution, error) {
 		&e.StartedBy.Subject, &e.StartedBy.Name, &e.StartedBy.Email, &created, &updated); err != nil {
 		return nil, err
 	}
+	e.Result = json.RawMessage(result)
+	e.CreatedAt, e.UpdatedAt = fromNanos(created), fromNanos(updated)
 	err := e.Status.UnmarshalText([]byte(status))
 	if err == nil {
 		err = errors.Join(jsonDecode(logs, &e.Logs, "logs"), jsonDecode(conns, &e.Connectors, "connectors"), jsonDecode(clock, &e.Clock, "clock"))
@@ -94,18 +101,15 @@ func scanExecution(row Row) (*codemode.Execution, error) {
 		e.Task = &codemode.Task{}
 		err = jsonDecode(task, e.Task, "task")
 	}
-	if err != nil {
-		return nil, fmt.Errorf("execution %s: %w", e.ID, err)
-	}
-	e.Result = json.RawMessage(result)
-	e.CreatedAt, e.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return &e, nil
+	return &e, err
 }
 
 // GetExecution reads an execution (codemode.Store).
 func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Execution, error) {
 	e, err := scanExecution(s.db.QueryRow(ctx, `SELECT `+executionColumns+` FROM executions WHERE id = $1`, id))
 	switch {
+	case err != nil && e != nil:
+		return nil, fmt.Errorf("execution %s cannot be read: %w", id, err)
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("execution %s: %w", id, codemode.ErrNotFound)
 	case err != nil:
@@ -114,38 +118,78 @@ func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Executio
 	return e, nil
 }
 
-// UpdateExecution moves an execution if its status is still from
-// (codemode.Store).
-func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus) error {
+// UpdateExecution moves an execution if its status is still from and it
+// has not changed since (codemode.Store).
+func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from codemode.ExecStatus, since time.Time) error {
 	vals, err := executionValues(e)
 	if err != nil {
 		return fmt.Errorf("update execution %s: %w", e.ID, err)
 	}
 	t := stamp(e.UpdatedAt)
 	n, err := s.db.Exec(ctx, `UPDATE executions SET status = $1, result = $2, error = $3, logs = $4, connectors = $5, clock = $6, owner = $7, updated_at = $8
-		WHERE id = $9 AND status = $10`, append(vals, nanos(t), e.ID, from.String())...)
+		WHERE id = $9 AND status = $10 AND updated_at = $11`, append(vals, nanos(t), e.ID, from.String(), nanos(since))...)
 	switch {
 	case err != nil:
 		return fmt.Errorf("update execution %s: %w", e.ID, err)
 	case n == 0:
-		return s.explain(ctx, "update execution "+e.ID, `SELECT 'status is ' || status FROM executions WHERE id = $1`, []any{e.ID}, from.String())
+		return s.explain(ctx, "update execution "+e.ID, `SELECT 'status is ' || status || CASE WHEN status = $2 THEN ', changed since it was read' ELSE '' END
+			FROM executions WHERE id = $1`, []any{e.ID, from.String()}, from.String()+" as read")
 	}
 	e.UpdatedAt = t
 	return nil
 }
 
-// ListExecutions returns executions newest first (codemode.Store). Each
-// filter makes its own statement text, so that an
-// unlimited list binds no LIMIT (SQLite prepares a statement with a bound
-// LIMIT again on every run, its planner reading the value).
+// ListExecutions returns executions newest first (codemode.Store). A row
+// that cannot be read is logged, naming it, and left out, and a limited
+// list reads as many rows more after the last it read, so that one bad row
+// neither hides the others (recovery lists the runs it recovers) nor
+// shortens a page.
 func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error) {
+	var out []*codemode.Execution
+	for {
+		q, args, err := s.listQuery(f)
+		if err != nil {
+			return nil, fmt.Errorf("list executions: %w", err)
+		}
+		read, skipped := 0, 0
+		err = s.db.Query(ctx, q, args, func(r Row) error {
+			e, err := scanExecution(r)
+			if e == nil {
+				return err
+			}
+			read++
+			f.After = codemode.ExecutionKey{CreatedAt: e.CreatedAt, ID: e.ID}
+			if err != nil {
+				skipped++
+				s.logger.WarnContext(ctx, "an execution cannot be read; it is left out of the list (fix or delete its row in the store)",
+					"execution", short.Clip(e.ID, 128), "err", err)
+				return nil
+			}
+			out = append(out, e)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list executions: %w", err)
+		}
+		if f.Limit <= 0 || skipped == 0 || read < f.Limit {
+			return out, nil
+		}
+		f.Limit = skipped
+	}
+}
+
+// listQuery is ListExecutions' statement for f. Each filter makes its own
+// statement text, so that an unlimited list binds no LIMIT (SQLite
+// prepares a statement with a bound LIMIT again on every run, its planner
+// reading the value).
+func (s *Store) listQuery(f codemode.ExecutionFilter) (string, []any, error) {
 	q, args := `SELECT `+executionColumns+` FROM executions WHERE true`, []any(nil)
 	if f.Tasks {
 		q += ` AND task IS NOT NULL`
 	}
 	if f.Status != 0 {
 		if err := checkStatus(f.Status); err != nil {
-			return nil, fmt.Errorf("list executions: %w", err)
+			return "", nil, err
 		}
 		q += ` AND status = ` + bind(&args, f.Status.String())
 	}
@@ -154,7 +198,7 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 	}
 	if f.After != (codemode.ExecutionKey{}) {
 		if f.After.ID == "" || f.After.CreatedAt.IsZero() {
-			return nil, fmt.Errorf("list executions: after %q created at %v: a key needs both an id and a time", f.After.ID, f.After.CreatedAt)
+			return "", nil, fmt.Errorf("after %q created at %v: a key needs both an id and a time", f.After.ID, f.After.CreatedAt)
 		}
 		// Where the key's execution stands among those created at the same
 		// time is its insertion order; gone, it stands before them all.
@@ -166,7 +210,7 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 	if f.Limit > 0 {
 		q += ` LIMIT ` + bind(&args, f.Limit)
 	}
-	return collect(ctx, s.db, "list executions", q, args, scanExecution)
+	return q, args, nil
 }
 
 // DeleteExecution removes an execution and, by cascade, its log

@@ -2,11 +2,14 @@ package storetest
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -41,11 +44,27 @@ var backends = []backend{
 		func(t testing.TB) string { return filepath.Join(t.TempDir(), "codemode.db") },
 		func(ctx context.Context, path string) (codemode.Store, error) {
 			return sqlite.Open(ctx, path, sqlite.Options{})
+		},
+		func(ctx context.Context, path, query string) error {
+			db, err := sql.Open("sqlite", path)
+			if err != nil {
+				return err
+			}
+			_, err = db.ExecContext(ctx, query)
+			return errors.Join(err, db.Close())
 		}},
 	{"postgres",
 		pgtest.NewDatabase,
 		func(ctx context.Context, url string) (codemode.Store, error) {
 			return postgres.Open(ctx, url, postgres.Options{})
+		},
+		func(ctx context.Context, url, query string) error {
+			conn, err := pgx.Connect(ctx, url)
+			if err != nil {
+				return err
+			}
+			_, err = conn.Exec(ctx, query)
+			return errors.Join(err, conn.Close(ctx))
 		}},
 }
 
@@ -54,6 +73,9 @@ type backend struct {
 	name  string
 	newDB func(t testing.TB) string
 	open  func(ctx context.Context, where string) (codemode.Store, error)
+	// exec runs a statement on the database, around the store: what
+	// another release, or anything else that writes to it, may leave.
+	exec func(ctx context.Context, where, query string) error
 }
 
 // TestConformance runs the suite on every backend. Another opens a second
@@ -79,6 +101,12 @@ func TestConformance(t *testing.T) {
 			run(t, Factory{
 				New:     func(t *testing.T) codemode.Store { return open(t, b.newDB(t)) },
 				Another: func(t *testing.T, s codemode.Store) codemode.Store { return open(t, where[s]) },
+				Exec: func(t *testing.T, s codemode.Store, query string) {
+					t.Helper()
+					if err := b.exec(context.Background(), where[s], query); err != nil {
+						t.Fatalf("%s: %v", query, err)
+					}
+				},
 			})
 		})
 	}
@@ -111,6 +139,9 @@ type Factory struct {
 	// Another opens one more handle on s's database, as another process
 	// sharing it would, and closes it when t ends.
 	Another func(t *testing.T, s codemode.Store) codemode.Store
+	// Exec runs a statement on s's database, as a tool other than the
+	// store would (to leave a row the store cannot read).
+	Exec func(t *testing.T, s codemode.Store, query string)
 }
 
 // run runs the whole suite on one backend, each check as a subtest.
@@ -126,6 +157,7 @@ func run(t *testing.T, f Factory) {
 		{"UnknownExecution", testUnknownExecution},
 		{"ListExecutions", testListExecutions},
 		{"ListExecutionsByPage", testListExecutionsByPage},
+		{"ListExecutionsSkipsUnreadable", testListExecutionsSkipsUnreadable},
 		{"DeleteExecutionCascades", testDeleteExecutionCascades},
 		{"PruneExecutions", testPruneExecutions},
 		{"PruneRace", testPruneRace},

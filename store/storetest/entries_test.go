@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -120,6 +121,13 @@ func testClippedEntries(t *testing.T, f Factory) {
 		{After: 3},
 		{After: 10},
 		{Limit: 1, Preview: -1},
+		// Past what a 32-bit parameter holds (PostgreSQL's substr and
+		// seq take int4): a preview that long cuts nothing, no seq is
+		// after such an After, every seq is after its negative.
+		{Preview: math.MaxInt32 + 1},
+		{Preview: math.MaxInt, Limit: math.MaxInt},
+		{After: math.MaxInt32 + 1},
+		{After: math.MinInt, Preview: 3},
 	} {
 		got, err := s.ClippedEntries(ctx, "exec_c", q)
 		if err != nil {

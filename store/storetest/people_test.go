@@ -25,7 +25,7 @@ func testPeople(t *testing.T, f Factory) {
 	moved := *mine
 	moved.StartedBy = bob // not written by an update
 	moved.Status, moved.UpdatedAt = codemode.StatusRunning, at(4)
-	must(t, s.UpdateExecution(ctx, &moved, codemode.StatusPaused))
+	must(t, s.UpdateExecution(ctx, &moved, codemode.StatusPaused, mine.UpdatedAt))
 	got := execution(t, s, mine.ID)
 	if got.StartedBy != alice {
 		t.Errorf("StartedBy after an update = %+v, want %+v (written once)", got.StartedBy, alice)

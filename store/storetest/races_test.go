@@ -50,11 +50,12 @@ func testClaimRace(t *testing.T, f Factory) {
 	const rounds = 20
 	for i := range rounds {
 		id := fmt.Sprintf("exec_%d", i)
-		create(t, stores[0], NewExecution(id, codemode.StatusPaused))
+		paused := NewExecution(id, codemode.StatusPaused)
+		create(t, stores[0], paused)
 		winner := race(t, id, 2, func(c int) (bool, error) {
 			e := NewExecution(id, codemode.StatusRunning)
 			e.Owner = fmt.Sprintf("own_%d", c)
-			return conditional(stores[c].UpdateExecution(ctx, e, codemode.StatusPaused))
+			return conditional(stores[c].UpdateExecution(ctx, e, codemode.StatusPaused, paused.UpdatedAt))
 		})
 		got := execution(t, stores[1-winner], id)
 		if want := fmt.Sprintf("own_%d", winner); got.Status != codemode.StatusRunning || got.Owner != want {

@@ -824,7 +824,7 @@ declare const ns: {
   prototype: {
     m(input: NsPrototypeMInput): Promise<unknown>;
   };
-  __proto__: {
+  ___proto__: {
     m(input: NsProtoMInput): Promise<unknown>;
   };
   toString: {
@@ -1359,7 +1359,7 @@ declare const prototype: {
 
 type ProtoMInput = { [key: string]: unknown };
 
-declare const __proto__: {
+declare const ___proto__: {
   m(input: ProtoMInput): Promise<unknown>;
 };
 

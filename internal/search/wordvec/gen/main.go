@@ -8,7 +8,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"flag"
@@ -49,7 +48,7 @@ func run(from, out string, n int) error {
 	}
 	word := regexp.MustCompile(`^[a-z]{2,24}$`)
 	var words []string
-	var vecs []int8
+	var vecs []byte // int8 values
 	for _, w := range src.Words {
 		if len(words) == n {
 			break
@@ -67,27 +66,17 @@ func run(from, out string, n int) error {
 		}
 		words = append(words, w)
 		for _, x := range v[:dim] {
-			vecs = append(vecs, int8(math.Round(x/peak*127)))
+			vecs = append(vecs, byte(int8(math.Round(x/peak*127))))
 		}
 	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
 	joined := strings.Join(words, "\n")
 	// Layout: "WV1\n", uint32 count, uint32 dimensions, uint32 length of
 	// the words block, the words joined by newlines, then count ×
 	// dimensions int8 values.
-	bw.WriteString("WV1\n")
+	b := []byte("WV1\n")
 	for _, x := range []uint32{uint32(len(words)), uint32(dim), uint32(len(joined))} {
-		binary.Write(bw, binary.LittleEndian, x)
+		b = binary.LittleEndian.AppendUint32(b, x)
 	}
-	bw.WriteString(joined)
-	binary.Write(bw, binary.LittleEndian, vecs)
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	b = append(append(b, joined...), vecs...)
+	return os.WriteFile(out, b, 0o666) // as os.Create
 }

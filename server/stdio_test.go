@@ -1,0 +1,153 @@
+package server_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/server"
+)
+
+// A stdio client that writes requests without end and reads none of the
+// answers cannot make the server hold a goroutine and an answer per
+// request: once server.MaxWaitingAnswers answers wait to be written, the
+// session ends (ServeStdio returns an error saying why), whether the
+// front (tasks/get) or mcp-go (ping) answers them.
+func TestStdioEndsASessionWhoseClientReadsNoAnswers(t *testing.T) {
+	for name, request := range map[string]string{
+		"front":  `{"jsonrpc":"2.0","id":%d,"method":"tasks/get","params":{}}`, // (refused before the store is read)
+		"mcp-go": `{"jsonrpc":"2.0","id":%d,"method":"ping"}`,
+	} {
+		t.Run(name, func(t *testing.T) { floodStdio(t, request) })
+	}
+}
+
+// floodStdio writes request (its id a %d) to a stdio server without
+// end, reading none of the answers.
+func floodStdio(t *testing.T, request string) {
+	s := newServer(t, false)
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := runtime.NumGoroutine()
+	done := make(chan error, 1)
+	go func() { done <- s.ServeStdio(t.Context(), inR, outW) }()
+	const requests = 8 * server.MaxWaitingAnswers // more than the pipes and the queue hold
+	flooded := make(chan error, 1)
+	go func() {
+		var b strings.Builder
+		for i := range requests {
+			fmt.Fprintf(&b, request+"\n", i)
+		}
+		_, err := inW.WriteString(b.String())
+		flooded <- err
+	}()
+	defer func() {
+		outR.Close() // a write waiting on the client fails
+		inR.Close()  // so does the rest of the flood
+		inW.Close()
+		<-flooded
+		<-done
+		outW.Close()
+	}()
+
+	select {
+	case err := <-done:
+		done <- err
+		if err == nil || !strings.Contains(err.Error(), "answers") {
+			t.Errorf("ServeStdio: %v; want the session ended for the answers the client does not read", err)
+		}
+		if n := runtime.NumGoroutine() - base; n > 8 {
+			t.Errorf("%d goroutines left once the session ended", n)
+		}
+	case err := <-flooded:
+		flooded <- err
+		t.Fatalf("the server read all %d requests of a client that reads no answer (%v), holding %d goroutines", requests, err, runtime.NumGoroutine()-base)
+	}
+}
+
+// A legacy SSE client that POSTs requests and reads none of its event
+// stream cannot make the server hold a goroutine and an answer per
+// request (mcp-go answers each POST 202 at once and queues the answer on
+// the stream): once server.MaxWaitingAnswers answers wait on the stream,
+// further requests are refused with 429 until the client reads.
+func TestSSERefusesRequestsWhileTheStreamIsNotRead(t *testing.T) {
+	s := newServerWith(t, server.Options{HTTP: config.HTTP{WriteTimeout: time.Hour}}) // (the stream is not dropped meanwhile)
+	base := serve(t, s, server.TransportSSE)
+	addr := strings.TrimPrefix(base, "http://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", server.PathSSE, addr)
+	stream := bufio.NewReader(conn)
+	var endpoint string
+	for endpoint == "" {
+		line, err := stream.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := strings.CutPrefix(line, "data: "); ok {
+			endpoint = strings.TrimSpace(p)
+		}
+	}
+	c := &http.Client{}
+	defer c.CloseIdleConnections()
+	post := func(body string) int {
+		t.Helper()
+		r, err := c.Post(base+endpoint, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		return r.StatusCode
+	}
+	post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
+	g0 := runtime.NumGoroutine()
+	const requests = 3 * server.MaxWaitingAnswers
+	for i := range requests {
+		switch status := post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, i+1)); status {
+		case http.StatusAccepted:
+		case http.StatusTooManyRequests:
+			if i < server.MaxWaitingAnswers {
+				t.Errorf("request %d refused; want %d to wait", i, server.MaxWaitingAnswers)
+			}
+			if n := runtime.NumGoroutine() - g0; n > server.MaxWaitingAnswers+64 {
+				t.Errorf("%d goroutines for %d answers waiting", n, server.MaxWaitingAnswers)
+			}
+			// Once the client reads its answers (initialize's and i),
+			// its requests are taken again.
+			for answers := 0; answers < i+1; {
+				line, err := stream.ReadString('\n')
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.HasPrefix(line, "data: ") && !strings.Contains(line, `"method":`) {
+					answers++
+				}
+			}
+			if status := post(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); status != http.StatusAccepted {
+				t.Errorf("a request once the answers are read: status %d", status)
+			}
+			return
+		default:
+			t.Fatalf("request %d: status %d", i, status)
+		}
+	}
+	t.Fatalf("all %d requests accepted on a stream nobody reads, holding %d goroutines", requests, runtime.NumGoroutine()-g0)
+}
