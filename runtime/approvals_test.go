@@ -368,8 +368,8 @@ func TestOtherCallsGoOnWhileTheApproverIsAsked(t *testing.T) {
 		case <-gotGet: // add ran and its result reached the program, which then called get
 			waited = true
 			return codemode.Accept, nil
-		case <-time.After(10 * time.Second):
-			return codemode.NoAnswer, nil
+		case <-ctx.Done():
+			return codemode.NoAnswer, ctx.Err()
 		}
 	})
 	o := e.run(`async () => {

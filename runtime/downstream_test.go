@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -50,9 +52,7 @@ func TestRunTimeoutCutsASlowDownstreamCall(t *testing.T) {
 	if diff := cmp.Diff([]string{"1 fx.slow error"}, e.log(o.ExecutionID)); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
-	if !logs.await("told the server to cancel a request", 5*time.Second) {
-		t.Fatal("the downstream request was not cancelled")
-	}
+	logs.await(t, "told the server to cancel a request")
 
 	o = e.run(`async () => await fx.echo({ message: "next" })`, nil)
 	mustStatus(t, o, codemode.StatusCompleted)
@@ -81,25 +81,21 @@ func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
 	return nil
 }
 
-// await reports whether msg is logged within d, waking on each record.
-func (r *logRecorder) await(msg string, d time.Duration) bool {
-	timeout := time.After(d)
+// await waits until msg is logged, waking on each record.
+func (r *logRecorder) await(t *testing.T, msg string) {
+	t.Helper()
 	for {
 		r.mu.Lock()
 		if r.foundLocked(msg) {
 			r.mu.Unlock()
-			return true
+			return
 		}
 		if r.added == nil {
 			r.added = make(chan struct{})
 		}
 		added := r.added
 		r.mu.Unlock()
-		select {
-		case <-added:
-		case <-timeout:
-			return false
-		}
+		fixture.Wait(t, fmt.Sprintf("the log line %q", msg), added)
 	}
 }
 

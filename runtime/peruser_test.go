@@ -78,7 +78,7 @@ func newPerUserEnv(t *testing.T, exchange bool) (*env, *oauthtest.Server) {
 // authorization server issues the tokens to.
 func signIn(t *testing.T, e *env, who *codemode.Principal) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(as(who), 30*time.Second)
+	ctx, cancel := fixture.WithDeadline(t, as(who))
 	defer cancel()
 	a, err := e.rt.BeginSignIn(ctx, "remote")
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/runtime"
 )
 
@@ -254,19 +255,14 @@ func TestLapsedLeaseStopsSideEffects(t *testing.T) {
 	<-reached
 	fs.down.Store(true)
 	var id string
-	for deadline := time.Now().Add(time.Minute); ; {
+	fixture.Until(t, "the lease lapses after the store went down", func() bool {
 		runs, _ := e.store.ListExecutions(e.ctx, codemode.ExecutionFilter{Status: codemode.StatusRunning})
-		if len(runs) == 1 {
-			id = runs[0].ID
-			if runtime.MayAct(e.rt, id) != nil {
-				break // the lease lapsed
-			}
+		if len(runs) != 1 {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the lease did not lapse within a minute of the store going down")
-		}
-		time.Sleep(lease / 10)
-	}
+		id = runs[0].ID
+		return runtime.MayAct(e.rt, id) != nil
+	})
 	fs.down.Store(false)
 	close(resume)
 	r := <-done

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -39,18 +40,14 @@ func newGate(k *kv) *gate {
 
 func (g *gate) wait(t *testing.T) {
 	t.Helper()
-	select {
-	case <-g.entered:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the call never started")
-	}
+	fixture.Wait(t, "the start of the call", g.entered)
 }
 
 func terminal(e *codemode.Execution) bool { return e.Status.Terminal() }
 
 func (e *env) await(id string, until func(*codemode.Execution) bool) *codemode.Execution {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	ctx, cancel := fixture.WithDeadline(e.t, e.ctx)
 	defer cancel()
 	x, err := e.rt.Await(ctx, id, 0, until)
 	if err != nil {

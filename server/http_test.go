@@ -30,6 +30,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
@@ -361,8 +362,8 @@ func TestTrickledBodyTimesOut(t *testing.T) {
 	defer conn.Close()
 	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
 	// Held without the read timeout, the request would get no answer:
-	// the test gives up on it after a generous 30 s.
-	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	// the test gives up on it at its own deadline.
+	_ = conn.SetReadDeadline(fixture.Deadline(t))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatalf("no response: %v", err)
@@ -430,7 +431,7 @@ func TestConnectionCap(t *testing.T) {
 		t.Fatal("a third connection was served while two held the cap")
 	}
 	held[0].Close()
-	_ = third.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_ = third.SetReadDeadline(fixture.Deadline(t))
 	resp, err := http.ReadResponse(r, nil)
 	if err != nil {
 		t.Fatalf("the third connection was not served after a slot freed: %v", err)

@@ -3,17 +3,18 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/server"
 )
 
@@ -48,10 +49,9 @@ func (n *notifications) handle(m mcp.JSONRPCNotification) {
 	}
 }
 
-// wait waits until p progress and l log notifications have come (or 10 s).
+// wait waits until p progress and l log notifications have come.
 func (n *notifications) wait(t *testing.T, p, l int) {
 	t.Helper()
-	timeout := time.After(10 * time.Second)
 	for {
 		n.mu.Lock()
 		done := len(n.progress) >= p && len(n.logs) >= l
@@ -59,11 +59,7 @@ func (n *notifications) wait(t *testing.T, p, l int) {
 		if done {
 			return
 		}
-		select {
-		case <-n.more:
-		case <-timeout:
-			t.Fatalf("waited for %d progress and %d log notifications", p, l)
-		}
+		fixture.Wait(t, fmt.Sprintf("%d progress and %d log notifications", p, l), n.more)
 	}
 }
 
@@ -216,14 +212,8 @@ func TestLogNotificationsOverStreamableHTTPWithAGetStream(t *testing.T) {
 		}
 		want[id] = events
 	}
-	timeout := time.After(10 * time.Second)
-wait:
 	for range 2 * runs {
-		select {
-		case <-arrived:
-		case <-timeout:
-			break wait
-		}
+		fixture.Wait(t, "the log events of every run", arrived)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
 	"github.com/codemode-mcp/codemode-mcp/policy"
 	rt "github.com/codemode-mcp/codemode-mcp/runtime"
@@ -218,14 +219,10 @@ func TestATaskStartersAcceptanceIsRefusedUnderSeparation(t *testing.T) {
 		_, err := alice.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: task.TaskId}})
 		result <- err
 	}()
-	select {
-	case <-asked.told:
-	case <-time.After(30 * time.Second):
-		t.Fatal("alice's client was not asked")
-	}
+	fixture.Wait(t, "alice's client being asked", asked.told)
 	// Her acceptance is refused: the audit says so, and the task waits.
 	var refusal *codemode.AuditRecord
-	for deadline := time.Now().Add(30 * time.Second); refusal == nil && time.Now().Before(deadline); {
+	fixture.Until(t, "an audit record of alice's acceptance", func() bool {
 		recs, err := st.AuditRecords(context.Background(), codemode.AuditQuery{})
 		if err != nil {
 			t.Fatal(err)
@@ -235,8 +232,8 @@ func TestATaskStartersAcceptanceIsRefusedUnderSeparation(t *testing.T) {
 				refusal = &recs[i]
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return refusal != nil
+	})
 	if refusal == nil || refusal.Person.Subject != "alice" || !strings.Contains(refusal.Outcome, "refused") || !strings.Contains(refusal.Outcome, "separation") {
 		t.Fatalf("audit of alice's acceptance: %+v; want refused, naming separation", refusal)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
 	"github.com/codemode-mcp/codemode-mcp/connectors/notes"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/server"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
 )
@@ -133,17 +135,15 @@ func getTask(t *testing.T, c *client.Client, id string) *mcp.GetTaskResult {
 // pollUntil polls tasks/get until the task's status is want.
 func pollUntil(t *testing.T, c *client.Client, id string, want mcp.TaskStatus) *mcp.GetTaskResult {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r := getTask(t, c, id)
-		if r.Status == want {
-			return r
-		}
-		if r.Status.IsTerminal() || time.Now().After(deadline) {
+	var r *mcp.GetTaskResult
+	fixture.Until(t, fmt.Sprintf("task %s is %s", id, want), func() bool {
+		r = getTask(t, c, id)
+		if r.Status != want && r.Status.IsTerminal() {
 			t.Fatalf("task %s is %s (%s), want %s", id, r.Status, r.StatusMessage, want)
 		}
-		time.Sleep(20 * time.Millisecond) // a client's poll, not synchronisation: the next tasks/get reads the store
-	}
+		return r.Status == want
+	})
+	return r
 }
 
 func taskResult(t *testing.T, c *client.Client, id string) (map[string]any, bool) {
@@ -191,21 +191,14 @@ func listenStatus(c *client.Client) *statusNotes {
 // waitFor returns once task id was reported in status st.
 func (n *statusNotes) waitFor(t *testing.T, id, st string) []string {
 	t.Helper()
-	timeout := time.After(30 * time.Second)
 	for {
 		n.mu.Lock()
 		got := append([]string(nil), n.seen[id]...)
 		n.mu.Unlock()
-		for _, s := range got {
-			if s == st {
-				return got
-			}
+		if slices.Contains(got, st) {
+			return got
 		}
-		select {
-		case <-n.ch:
-		case <-timeout:
-			t.Fatalf("no notifications/tasks/status %s for %s; got %v", st, id, got)
-		}
+		fixture.Wait(t, fmt.Sprintf("notifications/tasks/status %s for %s (got %v)", st, id, got), n.ch)
 	}
 }
 
@@ -451,10 +444,7 @@ func TestATaskIsNotApprovedWithArgumentsTooLongToShow(t *testing.T) {
 		_, err := c.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: task.TaskId}})
 		done <- err
 	}()
-	select {
-	case <-a.told: // the client was asked
-	case <-time.After(30 * time.Second):
-	}
+	fixture.Wait(t, "the client being asked", a.told)
 	if qs := a.questions(); len(qs) != 1 || !strings.Contains(qs[0].Message, "Accepting here does not approve them") {
 		t.Fatalf("asked %+v", qs)
 	}
@@ -539,20 +529,16 @@ func modern(t *testing.T, base, method string, params map[string]any, bare bool)
 // modernUntil polls tasks/get until the task's status is want.
 func modernUntil(t *testing.T, base, id, want string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got, rpcErr := modern(t, base, "tasks/get", map[string]any{"taskId": id}, false)
+	var got map[string]any
+	fixture.Until(t, fmt.Sprintf("task %s is %s", id, want), func() bool {
+		var rpcErr map[string]any
+		got, rpcErr = modern(t, base, "tasks/get", map[string]any{"taskId": id}, false)
 		if rpcErr != nil {
 			t.Fatalf("tasks/get: %v", rpcErr)
 		}
-		if got["status"] == want {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s is %v, want %s", id, got["status"], want)
-		}
-		time.Sleep(20 * time.Millisecond) // a client's poll
-	}
+		return got["status"] == want
+	})
+	return got
 }
 
 func TestTasksOfTheExtension(t *testing.T) {
@@ -655,13 +641,8 @@ func TestTaskResultEndsWhenTheTaskIsDecidedElsewhere(t *testing.T) {
 	if out, _ := call(t, c, "codemode_approve", map[string]any{"executionId": task.TaskId}); out["status"] != "completed" {
 		t.Fatalf("codemode_approve: %v", out)
 	}
-	select {
-	case out := <-done:
-		if out["status"] != "completed" || out["result"] != "decided elsewhere" {
-			t.Errorf("tasks/result after an approval elsewhere: %v", out)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("tasks/result still waits for the unanswered question after the task was approved elsewhere")
+	if out := fixture.Wait(t, "tasks/result after the task was approved elsewhere", done); out["status"] != "completed" || out["result"] != "decided elsewhere" {
+		t.Errorf("tasks/result after an approval elsewhere: %v", out)
 	}
 }
 

@@ -393,11 +393,7 @@ func TestToolListChanges(t *testing.T) {
 			if err != nil || string(got.Value) != `"added added-later"` {
 				t.Fatalf("Call(add-tool) = %+v, %v", got, err)
 			}
-			select {
-			case <-changed:
-			case <-time.After(10 * time.Second):
-				t.Fatal("OnToolsChanged was not called")
-			}
+			fixture.Wait(t, "the call of OnToolsChanged", changed)
 			if err := c.Refresh(context.Background()); err != nil {
 				t.Fatalf("Refresh: %v", err)
 			}
@@ -432,13 +428,8 @@ func TestCloseDuringACall(t *testing.T) {
 			if err := c.Close(); err != nil {
 				t.Errorf("Close: %v", err)
 			}
-			select {
-			case err := <-errc:
-				if err == nil {
-					t.Error("the call in flight succeeded")
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("the call in flight did not end after Close")
+			if err := fixture.Wait(t, "the end of the call in flight after Close", errc); err == nil {
+				t.Error("the call in flight succeeded")
 			}
 		})
 	}

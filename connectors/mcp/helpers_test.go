@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -36,7 +35,7 @@ func dial(t *testing.T, cfg Config) *Connector {
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger(t)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := fixture.WithDeadline(t, context.Background())
 	defer cancel()
 	c, err := Dial(ctx, cfg)
 	if err != nil {
@@ -115,7 +114,6 @@ func (r *recorder) count() int {
 // returns it.
 func (r *recorder) await(t *testing.T, from int, match func(map[string]string) bool) map[string]string {
 	t.Helper()
-	timeout := time.After(30 * time.Second)
 	for {
 		r.mu.Lock()
 		for _, rec := range r.records[from:] {
@@ -129,11 +127,7 @@ func (r *recorder) await(t *testing.T, from int, match func(map[string]string) b
 		}
 		more := r.more
 		r.mu.Unlock()
-		select {
-		case <-more:
-		case <-timeout:
-			t.Fatal("no such log record within 30s")
-		}
+		fixture.Wait(t, "the log record", more)
 	}
 }
 

@@ -131,14 +131,10 @@ while :; do sleep 0.1; done
 			}
 			continue
 		}
-		deadline := time.Now().Add(3 * time.Second)
-		for s := processState(t, pid); s != "" && s != "Z"; s = processState(t, pid) {
-			if time.Now().After(deadline) {
-				t.Errorf("grandchild state = %q, want killed", s)
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		fixture.Until(t, "the grandchild is killed", func() bool {
+			s := processState(t, pid)
+			return s == "" || s == "Z"
+		})
 	}
 }
 
@@ -168,7 +164,7 @@ func TestDialErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := fixture.WithDeadline(t, context.Background())
 			defer cancel()
 			tt.cfg.Logger = testLogger(t)
 			c, err := Dial(ctx, tt.cfg)

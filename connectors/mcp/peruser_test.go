@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth/oauthtest"
 	"github.com/codemode-mcp/codemode-mcp/store/sqlite"
@@ -61,7 +62,7 @@ func as(ctx context.Context, user string) context.Context {
 // issuing their tokens to user.
 func signInAs(t *testing.T, p *PerUser, user string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(as(context.Background(), user), 30*time.Second)
+	ctx, cancel := fixture.WithDeadline(t, as(context.Background(), user))
 	defer cancel()
 	a, err := p.BeginSignIn(ctx)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
@@ -42,7 +41,7 @@ func TestRedirectsStayOnTheOrigin(t *testing.T) {
 	defer home.Close()
 
 	headers := map[string]string{"X-Api-Key": "k-secret-1234"}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := fixture.WithDeadline(t, context.Background())
 	defer cancel()
 	c, err := Dial(ctx, Config{Name: "r", URL: home.URL + "/moved", Headers: headers, Logger: testLogger(t)})
 	if err != nil {

@@ -90,23 +90,31 @@ func TestExitBetweenCallsIsTransparent(t *testing.T) {
 func TestRestartBackoff(t *testing.T) {
 	const delay, maxDelay = 150 * time.Millisecond, 600 * time.Millisecond
 	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t), RestartDelay: delay, MaxRestartDelay: maxDelay})
-	crashThenEcho := func(want time.Duration) {
+	// The restart waits (from below: a slow machine only makes it longer)
+	// the delay of the failures counted, which the backoff's own test
+	// shows double up to the maximum.
+	crashThenEcho := func(failures int, want time.Duration) {
 		t.Helper()
 		if _, err := c.Call(context.Background(), "crash", nil); !errors.Is(err, ErrDisconnected) {
 			t.Fatalf("Call(crash) = %v", err)
 		}
 		start := time.Now()
 		echo(t, c, "x")
-		got := time.Since(start)
-		if got < want*7/10 || got > want+2*time.Second {
+		if got := time.Since(start); got < want*7/10 {
 			t.Errorf("restart took %v, want about %v", got.Round(time.Millisecond), want)
 		}
+		c.mu.RLock()
+		n := c.failures
+		c.mu.RUnlock()
+		if n != failures || c.backoff.Delay(n) != want {
+			t.Errorf("%d failures counted (a delay of %v), want %d (%v)", n, c.backoff.Delay(n), failures, want)
+		}
 	}
-	for _, want := range []time.Duration{delay, 2 * delay, 4 * delay, maxDelay} {
-		crashThenEcho(want)
+	for i, want := range []time.Duration{delay, 2 * delay, 4 * delay, maxDelay} {
+		crashThenEcho(i+1, want)
 	}
-	time.Sleep(2*maxDelay + 100*time.Millisecond) // a healthy period
-	crashThenEcho(delay)
+	time.Sleep(2*maxDelay + 100*time.Millisecond) // a healthy period: the thing under test is time
+	crashThenEcho(1, delay)
 }
 
 // A server that cannot be started again fails the call with its reason and
@@ -226,14 +234,16 @@ func (f *httpFixture) start() {
 		}
 		_, _ = io.Copy(io.Discard, stderr)
 	}()
+	ctx, cancel := fixture.WithDeadline(f.t, context.Background())
+	defer cancel()
 	select {
 	case <-listening:
 	case <-f.done:
 		_ = cmd.Wait()
 		f.t.Fatal("the fixture exited before listening")
-	case <-time.After(20 * time.Second):
+	case <-ctx.Done():
 		f.kill()
-		f.t.Fatal("the fixture did not listen")
+		f.t.Fatal("the fixture did not listen by the test's deadline")
 	}
 }
 
@@ -272,14 +282,10 @@ func TestRemoteServerReconnects(t *testing.T) {
 			}()
 			<-started // the server works on the call
 			f.kill()
-			select {
-			case err := <-errc:
-				if !errors.Is(err, ErrDisconnected) || !strings.Contains(err.Error(), "fx: the connection to the MCP server failed during slow") ||
-					!strings.Contains(err.Error(), "it will reconnect on the next call") {
-					t.Errorf("in-flight call error = %v", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("the call in flight did not end when the server died")
+			if err := fixture.Wait(t, "the end of the call in flight when the server died", errc); !errors.Is(err, ErrDisconnected) ||
+				!strings.Contains(err.Error(), "fx: the connection to the MCP server failed during slow") ||
+				!strings.Contains(err.Error(), "it will reconnect on the next call") {
+				t.Errorf("in-flight call error = %v", err)
 			}
 
 			// While it is down, calls fail and say so.

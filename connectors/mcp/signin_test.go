@@ -106,7 +106,7 @@ func browse(t *testing.T, u string) string {
 // signInNow signs the connector in and waits for it to be connected.
 func signInNow(t *testing.T, c *Connector) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := fixture.WithDeadline(t, context.Background())
 	defer cancel()
 	a, err := c.BeginSignIn(ctx)
 	if err != nil {

@@ -5,12 +5,12 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"testing"
-	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"golang.org/x/sys/unix"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
 // TestStdioLineSplitByAnInterruptedRead checks that a line the watcher was
@@ -31,36 +31,25 @@ func TestStdioLineSplitByAnInterruptedRead(t *testing.T) {
 	if a := <-ans; a.err != nil || string(a.reply.result) != `{"ok":1}` {
 		t.Fatalf("call = %s, %v", a.reply.result, a.err)
 	}
-	select {
-	case m := <-got:
-		if m != "notifications/first" {
-			t.Fatalf("notification = %q, want the line joined across the interrupted read", m)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the split notification never arrived")
+	if m := fixture.Wait(t, "the split notification", got); m != "notifications/first" {
+		t.Fatalf("notification = %q, want the line joined across the interrupted read", m)
 	}
 	// A notification after the call is read by the watcher again.
 	p.send(`{"jsonrpc":"2.0","method":"notifications/second"}`)
-	select {
-	case m := <-got:
-		if m != "notifications/second" {
-			t.Fatalf("notification = %q", m)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a notification between calls was never read")
+	if m := fixture.Wait(t, "a notification between calls", got); m != "notifications/second" {
+		t.Fatalf("notification = %q", m)
 	}
 }
 
 // drained waits until the transport has read everything written to the
-// "child's stdout" (the pipe holds no byte: TIOCINQ, which is FIONREAD),
-// for at most 10 s.
+// "child's stdout" (the pipe holds no byte: TIOCINQ, which is FIONREAD).
 func (p *scriptedPeer) drained() {
 	p.t.Helper()
 	rc, err := p.outR.SyscallConn()
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	fixture.Until(p.t, "the transport read every byte in the pipe", func() bool {
 		var n int
 		var ierr error
 		if err := rc.Control(func(fd uintptr) { n, ierr = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); err != nil {
@@ -69,12 +58,6 @@ func (p *scriptedPeer) drained() {
 		if ierr != nil {
 			p.t.Fatalf("bytes in the pipe: %v", ierr)
 		}
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("the transport left %d bytes in the pipe for 10 s", n)
-		}
-		runtime.Gosched()
-	}
+		return n == 0
+	})
 }

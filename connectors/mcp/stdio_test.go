@@ -268,13 +268,8 @@ func TestStdioServerRequestsAndNotifications(t *testing.T) {
 	})
 	p.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
 		`{"jsonrpc":"2.0","id":"s1","method":"ping"}`)
-	select {
-	case n := <-got:
-		if n.Method != "notifications/tools/list_changed" {
-			t.Errorf("notification = %q", n.Method)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the notification never reached the handler")
+	if n := fixture.Wait(t, "the notification at the handler", got); n.Method != "notifications/tools/list_changed" {
+		t.Errorf("notification = %q", n.Method)
 	}
 	if m := p.next(); idJSON(t, m) != `"s1"` || fmt.Sprint(m["result"]) != "map[pong:true]" {
 		t.Fatalf("answer to ping = %v, want the handler's result for id s1", m)
@@ -438,13 +433,8 @@ func TestStdioAnswerReadByAnotherCaller(t *testing.T) {
 			_, err := p.tr.await(ctx, b, chB)
 			done <- err
 		}()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("round %d: %v", i, err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("round %d: a call is stuck although its answer was read", i)
+		if err := fixture.Wait(t, fmt.Sprintf("round %d: the end of a call whose answer was read", i), done); err != nil {
+			t.Fatalf("round %d: %v", i, err)
 		}
 	}
 }
@@ -537,13 +527,13 @@ func TestStdioStress(t *testing.T) {
 			if fate[i] == cutOff {
 				continue
 			}
-			r := <-results // (one that never returns: go test's -timeout)
+			r := fixture.Wait(t, fmt.Sprintf("round %d: the answered and cancelled calls' return (%d so far)", round, len(got)), results)
 			got[r.i] = r.ans
 		}
 		// Every notification arrives, even with no call in flight to read
 		// it (the watcher does); one lost: go test's -timeout.
 		for range notes {
-			<-delivered
+			fixture.Wait(t, fmt.Sprintf("round %d: %d notifications (%d so far)", round, notes, notified.Load()), delivered)
 		}
 		// Half a line, then the end of stdout.
 		if _, err := p.out.WriteString(`{"jsonrpc":"2.0","id":` + ids[order[0]]); err != nil {

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
 // connCounter counts the connections a test server accepted and closed.
@@ -173,22 +173,10 @@ func TestDirectTransportServerClosedIdle(t *testing.T) {
 			t.Fatalf("request %d: %q %v", i, got, err)
 		}
 		srv.CloseClientConnections() // the server drops the idle connection
-		waitFor(t, func() bool { return cc.closed.Load() == int64(i+1) })
+		fixture.Until(t, fmt.Sprintf("%d connections closed", i+1), func() bool { return cc.closed.Load() == int64(i+1) })
 	}
 	if n := cc.n.Load(); n != 4 {
 		t.Errorf("%d connections; want a new one after each close", n)
-	}
-}
-
-// waitFor polls cond (a state another goroutine reaches) for up to 5 s.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		runtime.Gosched()
 	}
 }
 
@@ -298,11 +286,13 @@ func TestDirectTransportSaysWhenSent(t *testing.T) {
 		}
 		done <- err
 	}()
+	end, cancel := fixture.WithDeadline(t, context.Background())
+	defer cancel()
 	select {
 	case <-sent:
-	case <-time.After(5 * time.Second):
+	case <-end.Done():
 		close(release)
-		t.Fatal("not told within 5 s that the request was sent")
+		t.Fatal("not told by the test's deadline that the request was sent")
 	}
 	close(release)
 	if err := <-done; err != nil {

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
@@ -142,25 +141,15 @@ func (e *retryEnv) attempts() int {
 	return strings.Count(string(b), "\n")
 }
 
-// waitFor polls cond until it holds, failing the test after 20 s.
-func (e *retryEnv) waitFor(what string, cond func() bool) {
-	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // waitChanged waits for OnConnectorsChanged's function.
 func (e *retryEnv) waitChanged() {
 	e.t.Helper()
+	end, cancel := fixture.WithDeadline(e.t, context.Background())
+	defer cancel()
 	select {
 	case <-e.changed:
-	case <-time.After(20 * time.Second):
-		e.t.Fatalf("OnConnectorsChanged's function was not called; fx: %+v (%d attempts)", e.info(), e.attempts())
+	case <-end.Done():
+		e.t.Fatalf("OnConnectorsChanged's function was not called by the test's deadline; fx: %+v (%d attempts)", e.info(), e.attempts())
 	}
 }
 
@@ -202,7 +191,7 @@ func TestUnavailableConnectorJoinsLater(t *testing.T) {
 		t.Fatalf("fx at start: %+v; want an error and no tools", ci)
 	}
 	e.mustFailUnavailable()
-	e.waitFor("a retry failed", func() bool { return e.attempts() >= 3 })
+	fixture.Until(t, "a retry failed", func() bool { return e.attempts() >= 3 })
 	select {
 	case <-e.changed:
 		t.Fatal("a change was announced while fx was still down")
@@ -234,7 +223,7 @@ func TestUnavailableConnectorJoinsLater(t *testing.T) {
 func TestCloseCancelsAnAttempt(t *testing.T) {
 	e := openRetryEnv(t, "exec sleep 600")
 	e.bringUp()
-	e.waitFor("a retry began", func() bool { return e.attempts() >= 2 })
+	fixture.Until(t, "a retry began", func() bool { return e.attempts() >= 2 })
 	before := e.attempts()
 	// The cancelled attempt stops its server: 2 s of grace after its stdin
 	// closes, then SIGTERM. (Not cancelled, it would wait for its server,
@@ -279,11 +268,7 @@ func TestUnreachableDocumentJoinsLater(t *testing.T) {
 		t.Fatalf("program naming notes while down: %+v, %v", o, err)
 	}
 	up.Store(true)
-	select {
-	case <-changed:
-	case <-time.After(20 * time.Second):
-		t.Fatal("OnConnectorsChanged's function was not called")
-	}
+	fixture.Wait(t, "the call of OnConnectorsChanged's function", changed)
 	o, err = a.Runtime.Execute(context.Background(), `async () => typeof notes.spec`, nil)
 	if err != nil || o.Status != codemode.StatusCompleted || string(o.Result) != `"function"` {
 		t.Fatalf("program naming notes once loaded: %+v, %v", o, err)

@@ -106,7 +106,7 @@ func (w *world) startWith(version string) *server {
 		close(s.gone)
 	}()
 	s.client = client.NewClient(tr)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := fixture.WithDeadline(t, context.Background())
 	defer cancel()
 	req := mcp.InitializeRequest{}
 	req.Params.ClientInfo = mcp.Implementation{Name: "crashtest", Version: "1"}
@@ -138,10 +138,12 @@ func (s *server) stop() {
 func (s *server) wait() {
 	s.t.Helper()
 	_ = s.client.Close() // closes stdin and waits for the server process
+	end, cancel := fixture.WithDeadline(s.t, context.Background())
+	defer cancel()
 	select {
 	case <-s.gone:
-	case <-time.After(30 * time.Second):
-		s.t.Fatalf("the server's processes did not exit within 30s\nstderr:\n%s", s.stderr)
+	case <-end.Done():
+		s.t.Fatalf("the server's processes did not exit by the test's deadline\nstderr:\n%s", s.stderr)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
 // tasksVersion is the protocol of the tasks these tests drive.
@@ -57,9 +59,7 @@ func TestKillDuringATask(t *testing.T) {
 			var d time.Duration
 			if waiting {
 				id = a.createTask(counters("c", 20, `await fx.counter({ name: "first" }); await fx.delete_thing({ id: "x" });`))
-				for a.task(id).Status != mcp.TaskStatusInputRequired {
-					time.Sleep(10 * time.Millisecond) // a client's poll
-				}
+				fixture.Until(t, "the task asks for input", func() bool { return a.task(id).Status == mcp.TaskStatusInputRequired })
 				a.kill()
 			} else {
 				id = a.createTask(counters("c", 3000, ""))

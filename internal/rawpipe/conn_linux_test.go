@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
 // tcpPair returns a Conn dialled to a listener on 127.0.0.1 and the
@@ -114,13 +116,8 @@ func TestConnCloseEndsWaitingRead(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if !errors.Is(err, net.ErrClosed) {
-			t.Fatalf("Read after Close = %v; want net.ErrClosed", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Read still waiting 5 s after Close")
+	if err := fixture.Wait(t, "the end of the Read after Close", done); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Read after Close = %v; want net.ErrClosed", err)
 	}
 }
 

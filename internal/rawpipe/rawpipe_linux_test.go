@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
 // pipePair returns the two ends of a new non-blocking pipe as Pipes, the
@@ -142,23 +144,19 @@ func TestNewRefusesBlockingDescriptor(t *testing.T) {
 
 // waitInPoller waits until a goroutine whose stack holds frame waits in
 // Go's poller (its state is "IO wait"): a read or write that found
-// nothing to do and parked, which no sleep can promise. It fails the test
-// after 10 s.
+// nothing to do and parked, which no sleep can promise.
 func waitInPoller(t *testing.T, frame string) {
 	t.Helper()
 	buf := make([]byte, 1<<20)
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	fixture.Until(t, "a goroutine in "+frame+" waits in the poller", func() bool {
 		n := runtime.Stack(buf, true)
 		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
 			if strings.Contains(g, "[IO wait") && strings.Contains(g, frame) {
-				return
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no goroutine in %s waits in the poller after 10 s", frame)
-		}
-		runtime.Gosched()
-	}
+		return false
+	})
 }
 
 // TestCloseEndsBlockedWrite checks that a writer waiting on a peer that

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/internal/pgtest"
 	"github.com/codemode-mcp/codemode-mcp/store/postgres"
 )
@@ -87,13 +88,14 @@ func TestDatabaseCrashes(t *testing.T) {
 	var back time.Time
 	for round := range 3 {
 		seen := len(tm.effects())
-		deadline := time.Now().Add(60 * time.Second)
+		end, cancel := fixture.WithDeadline(t, context.Background())
 		for len(tm.effects()) < seen+40 {
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d: %d side effects in 60s, want 40\nA's stderr:\n%s\nB's stderr:\n%s", round, len(tm.effects())-seen, replicas[0].stderr, replicas[1].stderr)
+			if end.Err() != nil {
+				t.Fatalf("round %d: %d side effects by the test's deadline, want 40\nA's stderr:\n%s\nB's stderr:\n%s", round, len(tm.effects())-seen, replicas[0].stderr, replicas[1].stderr)
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // a poll of the fixture's file
 		}
+		cancel()
 		if err := pg.Crash(); err != nil {
 			t.Fatalf("round %d: crash the database: %v", round, err)
 		}

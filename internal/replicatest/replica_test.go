@@ -110,7 +110,8 @@ func (tm *team) startOn(name, addr string) *replica {
 		close(r.done)
 	}()
 	t.Cleanup(r.stop)
-	deadline := time.Now().Add(60 * time.Second)
+	end, cancel := fixture.WithDeadline(t, context.Background())
+	defer cancel()
 	for {
 		c, err := connect(addr, tm.token)
 		if err == nil {
@@ -120,10 +121,9 @@ func (tm *team) startOn(name, addr string) *replica {
 		select {
 		case <-r.done:
 			t.Fatalf("replica %s exited at start: %v\nstderr:\n%s", name, r.cmd.ProcessState, r.stderr)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica %s did not answer within 60s: %v\nstderr:\n%s", name, err, r.stderr)
+		case <-time.After(100 * time.Millisecond): // a client's retry
+		case <-end.Done():
+			t.Fatalf("replica %s did not answer by the test's deadline: %v\nstderr:\n%s", name, err, r.stderr)
 		}
 	}
 }
@@ -190,12 +190,14 @@ func (r *replica) stop() {
 	default:
 	}
 	_ = r.cmd.Process.Signal(os.Interrupt)
+	end, cancel := fixture.WithDeadline(r.t, context.Background())
+	defer cancel()
 	select {
 	case <-r.done:
-	case <-time.After(30 * time.Second):
+	case <-end.Done():
 		_ = r.cmd.Process.Kill()
 		<-r.done
-		r.t.Errorf("replica %s did not stop within 30s\nstderr:\n%s", r.name, r.stderr)
+		r.t.Errorf("replica %s did not stop by the test's deadline\nstderr:\n%s", r.name, r.stderr)
 	}
 }
 
@@ -373,13 +375,7 @@ func TestKilledReplicaIsRecoveredByAnother(t *testing.T) {
 	a, b := tm.start("A"), tm.start("B")
 	code := `async () => { for (let i = 0; i < 100000; i++) { await fx.counter({ name: "k" + i }); } }`
 	go func() { _, _, _ = a.callRaw(context.Background(), "codemode", map[string]any{"code": code}) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for len(tm.effects()) < 50 {
-		if time.Now().After(deadline) {
-			t.Fatalf("A made %d calls in 30s\nstderr:\n%s", len(tm.effects()), a.stderr)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	fixture.Until(t, "A made 50 calls", func() bool { return len(tm.effects()) >= 50 })
 	a.kill()
 	killed := time.Now()
 	var id string

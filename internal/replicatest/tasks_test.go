@@ -3,6 +3,7 @@ package replicatest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
 
 // tasks connects a second client to the replica, on protocol 2025-11-25
@@ -21,7 +24,7 @@ func (r *replica) tasks() *client.Client {
 		r.t.Fatal(err)
 	}
 	c := client.NewClient(tr)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := fixture.WithDeadline(r.t, context.Background())
 	defer cancel()
 	if err := c.Start(ctx); err != nil {
 		r.t.Fatal(err)
@@ -65,17 +68,12 @@ func getTask(t *testing.T, c *client.Client, id string) *mcp.GetTaskResult {
 // until polls tasks/get through c until the task is want.
 func until(t *testing.T, c *client.Client, id string, want mcp.TaskStatus) *mcp.GetTaskResult {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r := getTask(t, c, id)
-		if r.Status == want {
-			return r
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s is %s (%s), want %s", id, r.Status, r.StatusMessage, want)
-		}
-		time.Sleep(20 * time.Millisecond) // a client's poll
-	}
+	var r *mcp.GetTaskResult
+	fixture.Until(t, fmt.Sprintf("task %s is %s", id, want), func() bool {
+		r = getTask(t, c, id)
+		return r.Status == want
+	})
+	return r
 }
 
 // A task made through replica A is polled, listed and approved through B;
@@ -119,13 +117,7 @@ func TestATaskMadeOnOneIsServedByAnother(t *testing.T) {
 		}
 		return n
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for loops() < 5 {
-		if time.Now().After(deadline) {
-			t.Fatalf("A's task made %d calls in 30s", loops())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	fixture.Until(t, "A's task made 5 calls", func() bool { return loops() >= 5 })
 	cancelled, err := tb.CancelTask(context.Background(), mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: loop}})
 	if err != nil || cancelled.Status != mcp.TaskStatusCancelled {
 		t.Fatalf("tasks/cancel through B: %+v, %v", cancelled, err)

@@ -219,18 +219,18 @@ scrape_configs:
 	// calls spread over several scrapes.)
 	const p95 = `histogram_quantile(0.95, sum by (le) (codemode_call_duration_seconds_bucket{job="codemode",connector="fx"}))`
 	const calls = `sum(codemode_call_duration_seconds_count{job="codemode",connector="fx"})`
-	deadline := time.Now().Add(90 * time.Second)
 	var n, q, made float64
 	var okN, okQ bool
-	for {
+	fixture.Until(t, "Prometheus has scraped the last run", func() bool {
 		n, okN = query(t, promAddr, completed)
 		q, okQ = query(t, promAddr, p95)
 		made, _ = query(t, promAddr, calls)
-		if okN && n == runs && okQ || time.Now().After(deadline) {
-			break
+		if okN && n == runs && okQ {
+			return true
 		}
-		time.Sleep(500 * time.Millisecond) // polling another process's scrapes
-	}
+		time.Sleep(500 * time.Millisecond) // polling another process's scrapes, which come once a second
+		return false
+	})
 	if !okN || n != runs {
 		t.Errorf("%s = %v (%v), want %d", completed, n, okN, runs)
 	}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 )
@@ -20,19 +19,11 @@ import (
 // waitFor waits until cond holds (checked under the pool's lock).
 func waitFor(t *testing.T, pool *Pool, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	fixture.Until(t, what, func() bool {
 		pool.mu.Lock()
-		ok := cond()
-		pool.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 20s: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer pool.mu.Unlock()
+		return cond()
+	})
 }
 
 // TestACanceledRunDoesNotWaitForAStart: a Run that starts a worker for

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 	"github.com/codemode-mcp/codemode-mcp/sandbox/internal/sandboxtest"
 	"github.com/google/go-cmp/cmp"
@@ -271,13 +272,7 @@ func TestProcessPoolIsWarmAndRecycles(t *testing.T) {
 // waitIdle waits until the pool has n idle workers.
 func waitIdle(t testing.TB, pool *Pool, n int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for pool.Stats().Idle < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("pool has %d idle workers after 20s, want %d", pool.Stats().Idle, n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	fixture.Until(t, fmt.Sprintf("%d idle workers in the pool", n), func() bool { return pool.Stats().Idle >= n })
 }
 
 func TestProcessPoolMaxWorkersQueues(t *testing.T) {
