@@ -359,10 +359,10 @@ func (c *Connector) spec(args json.RawMessage) (connectors.Result, error) {
 	if n == nil {
 		return connectors.Result{IsError: true, Message: fmt.Sprintf("spec: nothing at %q in the document", a.Pointer)}, nil
 	}
-	part := n.appendJSON(nil)
-	if len(part) > specWholeLimit {
+	part, ok := n.appendJSONWithin(nil, specWholeLimit)
+	if !ok {
 		return connectors.Result{IsError: true, Message: fmt.Sprintf(
-			"spec: the part at %q is %d KiB, too large to return; ask for a smaller part, one of its members or items", a.Pointer, len(part)>>10)}, nil
+			"spec: the part at %q is larger than %d KiB, too large to return; ask for a smaller part, one of its members or items", a.Pointer, specWholeLimit>>10)}, nil
 	}
 	return connectors.Result{Value: c.scrub.JSON(part)}, nil
 }

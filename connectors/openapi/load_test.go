@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/google/go-cmp/cmp"
 )
@@ -284,8 +285,35 @@ func TestSpec(t *testing.T) {
 	}
 	// A part as large is refused too, naming the pointer.
 	res, _ = bc.Call(ctx, "spec", json.RawMessage(`{"pointer":"/info"}`))
-	if !res.IsError || !strings.Contains(res.Message, `the part at "/info" is 1024 KiB, too large to return`) || !strings.Contains(res.Message, "smaller part") {
+	if !res.IsError || !strings.Contains(res.Message, `the part at "/info" is larger than 1024 KiB, too large to return`) || !strings.Contains(res.Message, "smaller part") {
 		t.Errorf("large part: %.200s, %d bytes", res.Message, len(res.Value))
+	}
+}
+
+// TestSpecPartBounded: a part over spec's bound is refused having
+// written the bound's worth of it (grown a few times over), not the
+// whole part: the 4 MiB array and object allocated 20 MiB each, the 16 MiB string 16 MiB.
+func TestSpecPartBounded(t *testing.T) {
+	item := `"` + strings.Repeat("x", 16<<10) + `"`
+	doc := `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{},` +
+		`"x-items":[` + strings.Repeat(item+",", 255) + item + `],` +
+		`"x-members":{` + strings.Repeat(`"k":`+item+",", 255) + `"k":` + item + `},` +
+		`"x-string":"` + strings.Repeat("x", 16<<20) + `"}`
+	c, err := New(context.Background(), Config{Name: "parts", Document: writeDoc(t, doc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Call(context.Background(), "spec", json.RawMessage(`{"pointer":"/info"}`)) // parsed
+	for _, ptr := range []string{"/x-items", "/x-members", "/x-string"} {
+		var res connectors.Result
+		a := allocatedBy(func() { res, _ = c.Call(context.Background(), "spec", json.RawMessage(`{"pointer":"`+ptr+`"}`)) })
+		if !res.IsError || !strings.Contains(res.Message, "too large to return") {
+			t.Errorf("%s: %.100s %.100s", ptr, res.Message, res.Value)
+		}
+		if a > 8*specWholeLimit {
+			t.Errorf("spec refused the part at %s having allocated %d KiB", ptr, a>>10)
+		}
 	}
 }
 
