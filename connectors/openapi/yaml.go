@@ -79,11 +79,11 @@ func (c ctxReader) Read(p []byte) (int, error) {
 // maxYAMLBytes bounds a YAML document. Its node tree takes up to about
 // 150 times its size ("[a,a,…]": 4 MiB peaked at 644 MB), against 40 for
 // a JSON document, so at JSON's bound of 64 MiB one could take nearly 10
-// GB; at 16 MiB it takes about what a JSON one may (2.5 GB). Real
-// documents take under 20 times theirs (GitHub's as 9.8 MB of YAML: 183
-// MB); the largest published as YAML, Microsoft Graph's (35 MB), is to
-// be converted to JSON.
-const maxYAMLBytes = 16 << 20
+// GB. 40 MiB keeps the largest document published as YAML, Microsoft
+// Graph's v1.0 (35 MB), at a worst case of about 6 GB; real documents
+// take under 20 times theirs (GitHub's as 9.8 MB of YAML: 183 MB). A
+// larger one is to be converted to JSON.
+const maxYAMLBytes = 40 << 20
 
 // yamlCheckEvery is how many values the writer writes between checks of
 // its context.
