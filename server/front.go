@@ -702,9 +702,17 @@ func (r *stdioFront) write(msg []byte, paid func()) {
 // refused.
 const maxWaitingAnswers = 1024
 
+// maxWaitingBytes bounds the bytes of the messages waiting to be written
+// on stdio, as maxWaitingAnswers bounds their number: an answer is cut to
+// sandbox.max_result_chars, but shown twice (structured and as text), in
+// UTF-8, so that one weighs up to some 190 KB at the default 24,000
+// characters, and MiBs with a larger setting (a result and its logs are
+// kept up to 1 MiB each): 1,024 of them would be 190 MB, or GiBs.
+const maxWaitingBytes = 64 << 20
+
 // errNotReading ends a stdio session whose client has too many answers
 // waiting.
-var errNotReading = fmt.Errorf("the client waits for more than %d answers: it reads none of them, or asks faster than they are answered (the session ends)", maxWaitingAnswers)
+var errNotReading = fmt.Errorf("the client waits for more than %d answers or %d MiB of them: it reads none of them, or asks faster than they are answered (the session ends)", maxWaitingAnswers, maxWaitingBytes>>20)
 
 // stdioOut is stdio's output. mcp-go and the front write whole messages,
 // one per Write, which queues it and returns at once (mcp-go's handlers,
@@ -712,14 +720,16 @@ var errNotReading = fmt.Errorf("the client waits for more than %d answers: it re
 // goroutine (run) writes them in turn until the session ends (ctx), and
 // then only the write in progress may be left waiting on the client,
 // until it reads or closes its end, or the process exits. A notification
-// is dropped while half of maxWaitingAnswers wait, as mcp-go drops one its
-// session's queue cannot take, so a program's progress alone never ends a
-// session; past maxWaitingAnswers the session ends with errNotReading.
+// is dropped while half of maxWaitingAnswers or of maxWaitingBytes wait,
+// as mcp-go drops one its session's queue cannot take, so a program's
+// progress alone never ends a session; past either bound the session ends
+// with errNotReading.
 type stdioOut struct {
 	ctx     context.Context // the session's
 	end     context.CancelCauseFunc
 	queue   chan outMsg
-	waiting atomic.Int64
+	waiting atomic.Int64 // answers (owe)
+	queued  atomic.Int64 // bytes queued, the message being written included
 }
 
 // outMsg is a message to write and the func that says it no longer waits.
@@ -742,6 +752,7 @@ func (o *stdioOut) run(w io.Writer) {
 			if len(m.p) > 0 {
 				_, _ = w.Write(m.p) // (a client gone: its input ends too)
 			}
+			o.queued.Add(-int64(len(m.p)))
 			m.paid()
 		case <-o.ctx.Done():
 			return
@@ -771,7 +782,7 @@ func (o *stdioOut) owe() (paid func()) {
 
 // Write queues a message of mcp-go's.
 func (o *stdioOut) Write(p []byte) (int, error) {
-	if isNotification(p) && o.waiting.Load() >= maxWaitingAnswers/2 {
+	if isNotification(p) && (o.waiting.Load() >= maxWaitingAnswers/2 || o.queued.Load()+int64(len(p)) > maxWaitingBytes/2) {
 		return len(p), nil // dropped
 	}
 	if err := o.send(p, o.owe()); err != nil {
@@ -780,15 +791,18 @@ func (o *stdioOut) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// send queues a copy of p, counted by paid, unless the session ended.
+// send queues a copy of p, counted by paid, unless the session ended or
+// ends now, past maxWaitingBytes (or maxWaitingAnswers: the queue is full).
 func (o *stdioOut) send(p []byte, paid func()) error {
 	if o.ctx.Err() == nil {
-		select {
-		case o.queue <- outMsg{p: bytes.Clone(p), paid: paid}:
-			return nil
-		default: // (past maxWaitingAnswers: the session ended)
-			o.end(errNotReading)
+		if o.queued.Add(int64(len(p))) <= maxWaitingBytes {
+			select {
+			case o.queue <- outMsg{p: bytes.Clone(p), paid: paid}:
+				return nil
+			default:
+			}
 		}
+		o.end(errNotReading)
 	}
 	paid()
 	return context.Cause(o.ctx)
