@@ -315,6 +315,9 @@ func (c *Connector) recover() {
 // the end.
 func (c *Connector) startError(s *session, err error) error {
 	if r := refusal(err); r != nil {
+		if errors.Is(r, errForbidden) {
+			return r // it says what to do
+		}
 		return fmt.Errorf("%w; %s", r, c.cfg.tokenHint())
 	}
 	err = saidOnce(err)
@@ -716,7 +719,8 @@ func (e *callEnded) Unwrap() error { return e.cause }
 
 // callError reports a failed call: a sign-in needed as such (wrapping
 // connectors.SignInRequired); the caller's cancellation or the call
-// timeout as such; a session that ended, or a transport failure, as a
+// timeout as such; a 403 to the configured credentials as their refusal
+// (errForbidden); a session that ended, or a transport failure, as a
 // disconnection (retiring the session); a JSON-RPC error from the server as
 // it is.
 func (c *Connector) callError(ctx context.Context, s *session, name string, err error) error {
@@ -729,6 +733,10 @@ func (c *Connector) callError(ctx context.Context, s *session, name string, err 
 	switch {
 	case errors.As(err, &ended) && ended.cause != context.Cause(s.ctx): // not the session's end
 		return fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, name, ended.cause)
+	case errors.Is(err, errForbidden):
+		// The server refused this request, not the session: the call
+		// fails alone.
+		return fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, name, cmp.Or(refusal(err), err))
 	case ended != nil, transportFailed(s, err) && ctx.Err() == nil:
 		return c.failure(s, name, err)
 	}

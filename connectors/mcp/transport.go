@@ -382,11 +382,18 @@ func flattenEvent(ev []byte) []byte {
 // configured Authorization header the server refused.
 var errCredentialsRefused = errors.New("the server refused the configured credentials (the Authorization header)")
 
+// errForbidden is wrapped by the error of a request the server refused
+// (403 Forbidden) although it carried the configured Authorization
+// header: the credentials lack a permission (a scope) it wants, for that
+// request or for any.
+var errForbidden = fmt.Errorf("%w: 403 Forbidden", errCredentialsRefused)
+
 // refusedCredentials fails a request that carried an Authorization header
 // (the connector's headers: an OAuth session's token is set below it, on
-// a copy) and was answered 401, with an error saying so and what the
-// server said of why (oauth.Refusal, scrubbed): mcp-go would say only
-// "authorization required".
+// a copy) and was answered 401 or 403, with an error saying so and what
+// the server said of why (oauth.Refusal, scrubbed): mcp-go would say only
+// "authorization required" for a 401, and for a 403 to initialize that
+// the server is likely a legacy SSE one.
 type refusedCredentials struct {
 	http.RoundTripper
 	scrub *scrub.Scrubber
@@ -394,14 +401,17 @@ type refusedCredentials struct {
 
 func (t refusedCredentials) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.RoundTripper.RoundTrip(req)
-	if err != nil || resp.StatusCode != http.StatusUnauthorized || req.Header.Get("Authorization") == "" {
+	if err != nil || resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden || req.Header.Get("Authorization") == "" {
 		return resp, err
 	}
 	said := oauth.Refusal(resp.Header.Values("WWW-Authenticate"))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
-	if said == "" {
-		return nil, fmt.Errorf("%w: 401 Unauthorized", errCredentialsRefused)
+	if said != "" {
+		said = ": " + t.scrub.String(said)
 	}
-	return nil, fmt.Errorf("%w: 401 Unauthorized: %s", errCredentialsRefused, t.scrub.String(said))
+	if resp.StatusCode == http.StatusForbidden {
+		return nil, fmt.Errorf("%w%s; give them the permission (scope) the server asks for, or configure credentials that have it", errForbidden, said)
+	}
+	return nil, fmt.Errorf("%w: 401 Unauthorized%s", errCredentialsRefused, said)
 }
