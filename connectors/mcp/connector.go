@@ -128,6 +128,9 @@ type startResult struct {
 	s     *session
 	tools []connectors.Tool
 	err   error
+	// stopped: Open's context ended the start (err says why), as at a
+	// shutdown: it is not the server's failure.
+	stopped bool
 }
 
 // startTimeoutError is why a server that has not answered within
@@ -202,7 +205,7 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 		cancel(late)
 		r := <-results
 		if r.err != nil {
-			r.err = late
+			r.err, r.stopped = late, true
 		}
 		c.settle(r)
 		return c, nil
@@ -245,9 +248,12 @@ func (c *Connector) settle(r startResult) bool {
 		c.mu.Lock()
 		c.down = err
 		c.mu.Unlock()
-		if refused(err) {
+		switch {
+		case r.stopped:
+			c.logger.Info("the MCP server's start was stopped before it finished; starting it again in the background until the connector is closed", "why", err)
+		case refused(err):
 			c.logger.Warn("the MCP server refused the request; trying again in the background at the longest restart delay", "err", err, "every", c.backoff.Limit())
-		} else {
+		default:
 			c.logger.Warn("the MCP server could not be reached; retrying in the background", "err", err, "first", c.backoff.Delay(1), "max", c.backoff.Limit())
 		}
 		c.recovering.Go(c.recover)

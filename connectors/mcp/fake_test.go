@@ -28,6 +28,7 @@ type fakeServer struct {
 	methods  []string                   // the methods it was sent, in order
 	headers  []http.Header
 	hang     string // a method it never answers (until the connection closes)
+	onHang   func() // called when it gets the method it never answers
 	// events makes it answer with an event stream (see eventData) instead
 	// of JSON.
 	events bool
@@ -103,7 +104,7 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	hang := f.hang == req.Method
-	pings, answered, events := f.pings, f.answered, f.events
+	pings, answered, onHang, events := f.pings, f.answered, f.onHang, f.events
 	f.mu.Unlock()
 	if req.Method == "" && answered != nil { // an answer to a ping
 		answered <- struct{}{}
@@ -119,6 +120,9 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if hang {
+		if onHang != nil {
+			onHang()
+		}
 		<-r.Context().Done()
 		return
 	}
