@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A remote server's answer larger than maxMessage fails the call with why,
@@ -95,4 +99,20 @@ func (r repeat) Read(p []byte) (int, error) {
 		n += copy(p[n:], chunk)
 	}
 	return n, nil
+}
+
+// TestErrorAnswerIsClipped: mcp-go puts an error answer's body into its
+// error message whole; a server answering 500 with a megabyte must not
+// make a megabyte-long error (logged, and shown to the program).
+func TestErrorAnswerIsClipped(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte("the server broke: " + strings.Repeat("x", 1<<20)))
+	}))
+	t.Cleanup(srv.Close)
+	c := open(t, Config{Name: "broken", URL: srv.URL, RestartDelay: time.Hour})
+	err := c.Down()
+	if msg := fmt.Sprint(err); !strings.Contains(msg, "the server broke: xxx") || len(msg) > maxErrorBody+1024 {
+		t.Fatalf("Down() = %.200s… (%d bytes), want the server's words clipped to about %d bytes", msg, len(msg), maxErrorBody)
+	}
 }

@@ -255,6 +255,11 @@ func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	switch ct := resp.Header.Get("Content-Type"); {
+	case resp.StatusCode >= 400:
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(resp.Body, maxErrorBody), resp.Body}
 	case strings.HasPrefix(ct, "text/event-stream"):
 		resp.Body = &eventBody{ReadCloser: resp.Body}
 	case strings.HasPrefix(ct, "application/json"):
@@ -270,6 +275,11 @@ func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return resp, nil
 }
+
+// maxErrorBody bounds what is read of an error answer's body (a status of
+// 400 or more): mcp-go decodes it as a JSON-RPC error, or else puts it
+// whole into its error message, which is logged and shown to the program.
+const maxErrorBody = 64 << 10
 
 // errTooLarge is why a remote server's message was not read.
 var errTooLarge = fmt.Errorf("the server sent a message of more than %d MiB", maxMessage>>20)
