@@ -115,9 +115,8 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (_ *App, err er
 	}
 	st, err := OpenStore(ctx, cfg, dbPath, log)
 	if err != nil {
-		if opts.DBPath == "" && cfg.Store.PathLine > 0 {
-			// Where the file names the store, as its other errors say.
-			err = fmt.Errorf("%s%w", (&config.Error{File: cfg.Path, Line: cfg.Store.PathLine, Field: "store.path"}).Error(), err)
+		if opts.DBPath == "" {
+			err = located(cfg, err)
 		}
 		return nil, err
 	}

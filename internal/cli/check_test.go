@@ -1,16 +1,28 @@
 package cli_test
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 
+	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/app"
 	"github.com/codemode-mcp/codemode-mcp/internal/cli"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/internal/pgtest"
@@ -253,5 +265,167 @@ func TestExecutionsShowADownstreamTask(t *testing.T) {
 	}
 	if c := shown.Calls[0]; c.State != "applied" || c.Task == "" {
 		t.Errorf("the call = %+v, want applied with its task id", c)
+	}
+}
+
+// check opens the configured store as serve would, but as it is: one that
+// cannot be opened stops it with the reason at the line of store.path (a
+// file that is not a database, a schema newer than the binary's, a
+// PostgreSQL server that refuses the connection), as it would stop serve;
+// one that is not there yet is said to be created by serve, and is not.
+func TestCheckOpensTheConfiguredStore(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "codemode.yaml")
+	notDB := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notDB, []byte("not a database, but long enough to have a header's worth of bytes in it\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good, newer := filepath.Join(dir, "good.db"), filepath.Join(dir, "newer.db")
+	for _, p := range []string{good, newer} {
+		newStore(t, p)
+	}
+	sqlExec(t, newer, "PRAGMA user_version = 99")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "postgres://u@" + l.Addr().String() + "/db?connect_timeout=5"
+	l.Close()
+	for _, tc := range []struct {
+		path string
+		code int
+		want string // in stdout when the code is 0, else in stderr
+	}{
+		{"./absent.db", cli.ExitOK, "\nstore: " + filepath.Join(dir, "absent.db") + " (would be created)\n"},
+		{good, cli.ExitOK, "\nstore: " + good + "\n"},
+		{notDB, cli.ExitFailure, "codemode-mcp: " + cfg + ":2: store.path: open store " + notDB + ": file is not a database (26)\n"},
+		{newer, cli.ExitFailure, "codemode-mcp: " + cfg + ":2: store.path: open store " + newer + ": schema version 99 is newer than this binary's "},
+		{refused, cli.ExitFailure, "codemode-mcp: " + cfg + ":2: store.path: open store: store " + refused + ": "},
+	} {
+		if err := os.WriteFile(cfg, []byte("store:\n  path: "+strconv.Quote(tc.path)+"\nconnectors:\n  notes:\n    builtin: notes\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := run(t, "", "check", "--config", cfg)
+		if got := map[bool]string{true: out, false: errs}[tc.code == cli.ExitOK]; code != tc.code || !strings.Contains(got, tc.want) {
+			t.Errorf("check with store.path %s: exit %d, want %d with %q in\n%s%s", tc.path, code, tc.code, tc.want, out, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "absent.db")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("check created the store it said would be created: %v", err)
+	}
+}
+
+// check, with a url connector whose sign-ins it reads from the configured
+// store, writes nothing to that store: an older SQLite file is not
+// migrated (its bytes are the same, nothing is left beside it), an older
+// PostgreSQL schema keeps its version, and an empty PostgreSQL database
+// gets no tables; check says what serve would do.
+func TestCheckLeavesTheStoreAsItIs(t *testing.T) {
+	remote := fixture.StartHTTP(t, false)
+	check := func(t *testing.T, dir, store string) string {
+		t.Helper()
+		cfg := filepath.Join(dir, "codemode.yaml")
+		if err := os.WriteFile(cfg, []byte("store:\n  path: "+strconv.Quote(store)+"\nconnectors:\n  remote:\n    url: "+remote+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := run(t, "", "check", "--config", cfg)
+		if code != cli.ExitOK || !strings.Contains(out, "✓ remote: ") {
+			t.Fatalf("check: exit %d\n%s%s", code, out, errs)
+		}
+		return out
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		db := filepath.Join(dir, "c.db")
+		newStore(t, db)
+		// Schema version 7: as it was before audit records had a source.
+		sqlExec(t, db, "ALTER TABLE audit DROP COLUMN source", "PRAGMA user_version = 7")
+		before, err := os.ReadFile(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := check(t, dir, db)
+		if !strings.Contains(out, "\nstore: "+db+" (schema version 7: serve and run migrate it to ") {
+			t.Errorf("check does not say the store would be migrated:\n%s", out)
+		}
+		after, err := os.ReadFile(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(before, after) {
+			t.Errorf("check changed the store: %d bytes, then %d; schema version 7, then %d", len(before), len(after), binary.BigEndian.Uint32(after[60:64]))
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		if diff := cmp.Diff([]string{"c.db", "codemode.yaml"}, names); diff != "" {
+			t.Errorf("check left files beside the store (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("postgres", func(t *testing.T) {
+		url := pgtest.NewDatabase(t)
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		out := check(t, t.TempDir(), url)
+		var tables int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").Scan(&tables); err != nil || tables != 0 {
+			t.Errorf("check set an empty database up: %d tables (%v)", tables, err)
+		}
+		if !strings.Contains(out, " (its tables would be created)\n") {
+			t.Errorf("check does not say the store would be set up:\n%s", out)
+		}
+
+		newStore(t, url)
+		var latest int
+		if _, err := conn.Exec(ctx, "ALTER TABLE audit DROP COLUMN source; UPDATE codemode_schema SET version = version - 1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.QueryRow(ctx, "SELECT version + 1 FROM codemode_schema").Scan(&latest); err != nil {
+			t.Fatal(err)
+		}
+		out = check(t, t.TempDir(), url)
+		if want := fmt.Sprintf(" (schema version %d: serve and run migrate it to %d)\n", latest-1, latest); !strings.Contains(out, want) {
+			t.Errorf("check does not say%s in:\n%s", want, out)
+		}
+		var version int
+		if err := conn.QueryRow(ctx, "SELECT version FROM codemode_schema").Scan(&version); err != nil || version != latest-1 {
+			t.Errorf("check migrated the store: version %d, was %d (%v)", version, latest-1, err)
+		}
+	})
+}
+
+// newStore makes a store, of this binary's schema, at location.
+func newStore(t *testing.T, location string) {
+	t.Helper()
+	st, err := app.OpenStore(context.Background(), config.Default(), location, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sqlExec runs statements on the SQLite file db.
+func sqlExec(t *testing.T, db string, stmts ...string) {
+	t.Helper()
+	h, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for _, s := range stmts {
+		if _, err := h.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
 	}
 }

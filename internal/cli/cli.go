@@ -350,17 +350,24 @@ func closer(a *app.App, log *slog.Logger) func() {
 // the history (check, types): with its store at db when --db was given,
 // else in a temporary directory (the built-in notes connector needs a
 // database, and these commands must not create one beside the config; the
-// store is a real file because it runs in WAL mode), the sign-ins of url
-// connectors then read from (and refreshed in) the configured store if it
-// exists: check says who needs one. It returns the app and a func that stops
-// everything and removes the temporary directory.
-func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.Logger) (*app.App, func(), error) {
+// store is a real file because it runs in WAL mode), the configured store
+// then opened as it is (app.OpenAsIs: nothing created, migrated or set up
+// in it) when the configuration has url connectors, for their sign-ins
+// (check says who needs one), or always with probe (check: serve and run
+// start only if it opens). It returns the app, how the configured store
+// stands (OpenAsIs's note) and a func that stops everything and removes
+// the temporary directory.
+func openScratch(ctx context.Context, cfg *config.Config, db string, probe bool, log *slog.Logger) (*app.App, string, func(), error) {
 	opts := app.Options{DBPath: db, Logger: log}
 	cleanup := func() {} // what closing the app leaves to do
+	var note string
 	if db == "" {
-		tokens, err := existingTokenStore(ctx, cfg, log)
-		if err != nil {
-			return nil, nil, err
+		var tokens app.Store
+		if probe || slices.ContainsFunc(cfg.Connectors, config.Connector.Remote) {
+			var err error
+			if tokens, note, err = app.OpenAsIs(ctx, cfg, log); err != nil {
+				return nil, "", nil, err
+			}
 		}
 		dir, err := os.MkdirTemp("", "codemode-scratch-")
 		cleanup = func() {
@@ -373,38 +380,14 @@ func openScratch(ctx context.Context, cfg *config.Config, db string, log *slog.L
 		}
 		if err != nil {
 			cleanup()
-			return nil, nil, fmt.Errorf("temporary store: %w", err)
+			return nil, "", nil, fmt.Errorf("temporary store: %w", err)
 		}
 		opts.DBPath, opts.Tokens = filepath.Join(dir, "codemode.db"), tokens
 	}
 	a, err := app.Open(ctx, cfg, opts)
 	if err != nil {
 		cleanup()
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	return a, func() { closer(a, log)(); cleanup() }, nil
-}
-
-// existingTokenStore opens the configured store for its sign-ins, if the
-// configuration has url connectors and the store exists; nil otherwise:
-// nothing is created.
-func existingTokenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (app.Store, error) {
-	if !slices.ContainsFunc(cfg.Connectors, config.Connector.Remote) {
-		return nil, nil
-	}
-	loc, err := app.StorePath(cfg, "")
-	if err != nil || storeMissing(loc) != nil {
-		return nil, nil
-	}
-	return app.OpenStore(ctx, cfg, loc, log)
-}
-
-// storeMissing says why there is no store at loc: a SQLite file that is
-// not there. A PostgreSQL URL is taken to exist.
-func storeMissing(loc string) error {
-	if config.IsPostgresURL(loc) {
-		return nil
-	}
-	_, err := os.Stat(loc)
-	return err
+	return a, note, func() { closer(a, log)(); cleanup() }, nil
 }

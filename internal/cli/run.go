@@ -16,6 +16,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/app"
 	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 	"github.com/codemode-mcp/codemode-mcp/internal/visible"
 	"github.com/codemode-mcp/codemode-mcp/typegen"
@@ -108,7 +109,7 @@ func cmdTypes(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	a, done, err := openScratch(ctx, cfg, c.db, log)
+	a, _, done, err := openScratch(ctx, cfg, c.db, false, log)
 	if err != nil {
 		return err
 	}
@@ -150,11 +151,18 @@ func cmdCheck(ctx context.Context, args []string, env Env, log *slog.Logger) err
 	// the background", a document not read) is in check's report already,
 	// and check retries nothing: only errors are logged, unless
 	// $CODEMODE_LOG_LEVEL asks for more.
-	a, done, err := openScratch(ctx, cfg, c.db, newLogger(env.Stderr, config.Log{Level: "error"}))
+	a, note, done, err := openScratch(ctx, cfg, c.db, true, newLogger(env.Stderr, config.Log{Level: "error"}))
 	if err != nil {
 		return err
 	}
 	defer done()
+	if c.db == "" {
+		loc, _ := app.StorePath(cfg, "") // (openScratch opened it)
+		if note != "" {
+			note = " (" + note + ")"
+		}
+		fmt.Fprintf(env.Stdout, "store: %s%s\n", visible.Escape(app.StoreDisplay(loc)), note)
+	}
 	eng, warnings := a.Runtime, a.Warnings
 	signIns := signInNeeded(ctx, a.Connectors)
 	failed := 0

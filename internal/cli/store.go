@@ -42,7 +42,7 @@ func cmdStore(ctx context.Context, args []string, env Env, log *slog.Logger) (er
 	if err != nil {
 		return err
 	}
-	if err := storeMissing(from); err != nil {
+	if err := app.StoreMissing(from); err != nil {
 		// Opening it would make an empty one: there is nothing to copy.
 		return usagef("store copy: no store to copy from at %s (%v)", app.StoreDisplay(from), errors.Unwrap(err))
 	}

@@ -185,8 +185,11 @@ func parseTokens(body []byte, contentType string, now time.Time) (Tokens, error)
 		return Tokens{}, errors.New("the token endpoint's answer has no access_token")
 	case !headerSafe(t.AccessToken):
 		return Tokens{}, errors.New("the access_token holds characters a header cannot carry")
-	case len(t.AccessToken) > maxAccessToken:
-		return Tokens{}, fmt.Errorf("the access_token is longer than %d KiB (%d KiB), more than an HTTP header can carry", maxAccessToken>>10, len(t.AccessToken)>>10)
+	}
+	for _, tok := range [...]struct{ name, text string }{{"access_token", t.AccessToken}, {"refresh_token", t.RefreshToken}, {"id_token", t.IDToken}} {
+		if len(tok.text) > maxToken {
+			return Tokens{}, fmt.Errorf("the %s is longer than %d KiB (%d KiB)", tok.name, maxToken>>10, len(tok.text)>>10)
+		}
 	}
 	if typ := str("token_type"); typ != "" && !strings.EqualFold(typ, "bearer") {
 		return Tokens{}, fmt.Errorf("token_type %q is not supported (only Bearer is)", clean(typ, 40))
@@ -218,11 +221,12 @@ func (t Tokens) into(g *grant, now time.Time) {
 	}
 }
 
-// maxAccessToken bounds an access token: it is sent as a header on every
-// request and kept in the scrubber in several forms. Servers take 8 KiB
-// (nginx, Apache) to 16 KiB (Node, IIS, AWS load balancers) in a header
-// by default; real tokens, JWTs with many claims, stay under 16 KiB.
-const maxAccessToken = 64 << 10
+// maxToken bounds each token of an answer (access, refresh, ID): each is
+// kept in the scrubber in several forms, and the access token is sent as
+// a header on every request. Servers take 8 KiB (nginx, Apache) to 16 KiB
+// (Node, IIS, AWS load balancers) in a header by default; real tokens,
+// JWTs with many claims, stay under 16 KiB.
+const maxToken = 64 << 10
 
 // headerSafe reports whether s can be sent in an HTTP header value: it
 // holds no control character (C0 or DEL).

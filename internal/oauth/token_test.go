@@ -25,10 +25,15 @@ func TestParseTokens(t *testing.T) {
 		{`{"access_token":"access-token-1234567890","token_type":"mac"}`, "", time.Time{}, nil, `token_type "mac" is not supported`},
 		{`{"refresh_token":"r1"}`, "", time.Time{}, nil, "has no access_token"},
 		{`{"access_token":"a\n1"}`, "", time.Time{}, nil, "characters a header cannot carry"},
-		// Sent as a header on every request and kept in the scrubber in
-		// several forms: one past what servers take in a header is refused.
-		{`{"access_token":"` + strings.Repeat("t", maxAccessToken+1) + `"}`, "", time.Time{}, nil, "the access_token is longer than 64 KiB"},
-		{`{"access_token":"` + strings.Repeat("t", maxAccessToken) + `"}`, "", time.Time{}, nil, ""},
+		// Kept in the scrubber in several forms, the access token sent as
+		// a header on every request: each token past 64 KiB is refused.
+		{`{"access_token":"` + strings.Repeat("t", maxToken+1) + `"}`, "", time.Time{}, nil, "the access_token is longer than 64 KiB"},
+		{`{"access_token":"` + strings.Repeat("t", maxToken) + `"}`, "", time.Time{}, nil, ""},
+		{`{"access_token":"a1","refresh_token":"` + strings.Repeat("t", maxToken+1) + `"}`, "", time.Time{}, nil, "the refresh_token is longer than 64 KiB"},
+		{`{"access_token":"a1","refresh_token":"` + strings.Repeat("t", maxToken) + `"}`, "", time.Time{}, nil, ""},
+		{`{"access_token":"a1","id_token":"` + strings.Repeat("t", maxToken+1) + `"}`, "", time.Time{}, nil, "the id_token is longer than 64 KiB"},
+		{`{"access_token":"a1","id_token":"` + strings.Repeat("t", maxToken) + `"}`, "", time.Time{}, nil, ""},
+		{`access_token=a1&refresh_token=` + strings.Repeat("t", maxToken+1), "application/x-www-form-urlencoded", time.Time{}, nil, "the refresh_token is longer than 64 KiB"},
 		{`[]`, "", time.Time{}, nil, "not a JSON object"},
 		{`{"access_token":"access-token-1234567890","expires_in":-1}`, "", time.Time{}, nil, `expires_in "-1" is not a number of seconds`},
 		{`access_token=access-token-1234567890&token_type=bearer&expires_in=60`, "application/x-www-form-urlencoded; charset=utf-8", now.Add(time.Minute), nil, ""},

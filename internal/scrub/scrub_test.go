@@ -181,7 +181,10 @@ func TestHandlerNumbers(t *testing.T) {
 // TestHandlerAny: a value a handler writes otherwise than %+v prints it
 // (the JSON handler marshals the fields behind pointers and those of a
 // Stringer; both handlers write a TextMarshaler's text) is scrubbed as the
-// handler would write it, by either handler.
+// handler would write it, by either handler; so is an error whose Error()
+// holds no secret but that a handler writes otherwise (the JSON handler
+// as it marshals to JSON, the text handler as its text or as %+v formats
+// it).
 func TestHandlerAny(t *testing.T) {
 	type cred struct{ Token string }
 	for name, newBase := range map[string]func(io.Writer) slog.Handler{
@@ -199,6 +202,9 @@ func TestHandlerAny(t *testing.T) {
 				"list", []*cred{{"hunter22"}},
 				"stringer", hiddenCred{"hunter22"},
 				"text", textCred{"hunter22"},
+				"jsonErr", jsonErr{"hunter22"},
+				"textErr", textErr{"hunter22"},
+				"fmtErr", fmtErr{"hunter22"},
 			)
 			if out := buf.String(); strings.Contains(out, "hunter22") {
 				t.Errorf("log holds the secret: %s", out)
@@ -210,7 +216,7 @@ func TestHandlerAny(t *testing.T) {
 			if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 				t.Fatal(err)
 			}
-			for key, want := range map[string]string{"ptr": `{"Cred":{"Token":"[redacted]"},"Name":"gh"}`, "list": `[{"Token":"[redacted]"}]`, "stringer": `{"Token":"[redacted]"}`, "text": `"[redacted]"`} {
+			for key, want := range map[string]string{"ptr": `{"Cred":{"Token":"[redacted]"},"Name":"gh"}`, "list": `[{"Token":"[redacted]"}]`, "stringer": `{"Token":"[redacted]"}`, "text": `"[redacted]"`, "jsonErr": `{"token":"[redacted]"}`} {
 				if b, _ := json.Marshal(got[key]); string(b) != want {
 					t.Errorf("%s logged as %s, want %s", key, b, want)
 				}
@@ -229,6 +235,21 @@ type textCred struct{ token string }
 
 func (textCred) String() string                 { return "cred" }
 func (c textCred) MarshalText() ([]byte, error) { return []byte(c.token), nil }
+
+// jsonErr, textErr and fmtErr say nothing of their token in Error(), but
+// marshal it to JSON, to text, and format it with %+v.
+type (
+	jsonErr struct{ token string }
+	textErr struct{ token string }
+	fmtErr  struct{ token string }
+)
+
+func (jsonErr) Error() string                  { return "refused" }
+func (e jsonErr) MarshalJSON() ([]byte, error) { return []byte(`{"token":"` + e.token + `"}`), nil }
+func (textErr) Error() string                  { return "refused" }
+func (e textErr) MarshalText() ([]byte, error) { return []byte(e.token), nil }
+func (fmtErr) Error() string                   { return "refused" }
+func (e fmtErr) Format(f fmt.State, _ rune)    { fmt.Fprintf(f, "refused with %s", e.token) }
 
 // TestHandlerBoundAttrs: attributes bound to a logger (With, inside and
 // outside groups) are scrubbed of a secret added after they were bound, and

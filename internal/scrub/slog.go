@@ -2,6 +2,7 @@ package scrub
 
 import (
 	"context"
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -113,8 +114,16 @@ func (h *handler) attr(a slog.Attr) slog.Attr {
 		}
 		return slog.Group(a.Key, clean...)
 	case slog.KindAny:
+		// Handlers write an error as its Error(), but one that marshals
+		// itself (the JSON handler: MarshalJSON; the text handler:
+		// MarshalText) or formats itself (%+v, the text handler): such an
+		// error is checked below as any value is.
 		if err, ok := v.Any().(error); ok {
-			return slog.Any(a.Key, h.s.Error(err))
+			switch err.(type) {
+			case json.Marshaler, encoding.TextMarshaler, fmt.Formatter:
+			default:
+				return slog.Any(a.Key, h.s.Error(err))
+			}
 		}
 		// Handlers write a byte slice (json.RawMessage too) as its text or
 		// its JSON, not as %v prints it ([104 117 …]).

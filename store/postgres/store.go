@@ -35,6 +35,11 @@ type Options struct {
 	MaxConns int32
 	// Logger receives migration messages; nil means slog.Default().
 	Logger *slog.Logger
+	// AsIs opens the database as it is (codemode-mcp check): its schema is
+	// neither created nor migrated, so nothing is written but what the
+	// caller writes; Schema says how it stands (one newer than this
+	// binary's is refused, as Open refuses it).
+	AsIs bool
 }
 
 // Store is a codemode.Store on one PostgreSQL database. It is safe for
@@ -45,6 +50,9 @@ type Store struct {
 	pool   *pgxpool.Pool
 	where  string // the URL without its password, for messages
 	logger *slog.Logger
+	// schema and latest are the database's schema version and this
+	// binary's (Schema).
+	schema, latest int
 }
 
 var (
@@ -76,8 +84,9 @@ func Redact(rawURL string) string {
 }
 
 // Open connects to the database at url (a postgres:// URL, as libpq
-// takes it), checks that it answers, and migrates its schema. A database
-// written by a newer version of the schema is refused.
+// takes it), checks that it answers, and migrates its schema (but with
+// opts.AsIs). A database written by a newer version of the schema is
+// refused.
 func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	where := Redact(rawURL)
 	cfg, err := pgxpool.ParseConfig(rawURL)
@@ -101,12 +110,20 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store %s: %w", where, err)
 	}
-	if err := s.migrate(ctx); err != nil {
+	migrate := s.migrate
+	if opts.AsIs {
+		migrate = s.readSchema
+	}
+	if err := migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
 	return s, nil
 }
+
+// Schema returns the database's schema version and this binary's: the
+// same but in a store opened as it is (Options.AsIs).
+func (s *Store) Schema() (current, latest int) { return s.schema, s.latest }
 
 // Close closes the pool. It is safe to call more than once.
 func (s *Store) Close() error {
@@ -161,6 +178,24 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 	}
 	if current < latest {
 		s.logger.DebugContext(ctx, "store schema migrated", "store", s.where, "from", current, "to", latest)
+	}
+	s.schema, s.latest = latest, latest
+	return nil
+}
+
+// readSchema reads the database's schema version without migrating it
+// (Options.AsIs): 0 when codemode-mcp has not set the database up; one
+// newer than this binary's is refused, as migrate refuses it.
+func (s *Store) readSchema(ctx context.Context) (err error) {
+	err = s.pool.QueryRow(ctx, `SELECT version FROM codemode_schema`).Scan(&s.schema)
+	if pgCode(err) == "42P01" { // undefined_table: not set up
+		err = nil
+	}
+	if err == nil {
+		s.latest, err = sqlstore.Migrate(migrationFiles, s.schema, "database", nil)
+	}
+	if err != nil {
+		return fmt.Errorf("store %s: %w", s.where, err)
 	}
 	return nil
 }

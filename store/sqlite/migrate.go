@@ -48,5 +48,18 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 	if current < latest {
 		s.logger.DebugContext(ctx, "store schema migrated", "path", s.path, "from", current, "to", latest)
 	}
+	s.schema, s.latest = latest, latest
+	return nil
+}
+
+// readSchema reads the file's schema version without migrating it
+// (Options.AsIs), refusing one newer than this binary's as migrate does.
+func (s *Store) readSchema(ctx context.Context) (err error) {
+	if err = s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&s.schema); err == nil {
+		s.latest, err = sqlstore.Migrate(migrationFiles, s.schema, "database file", nil)
+	}
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", s.path, err)
+	}
 	return nil
 }

@@ -45,6 +45,12 @@ type Options struct {
 	// processes that write to the store: recovery reads a journal of up
 	// to four times it, at least 256 MiB (journal.go).
 	MaxRunLog int64
+	// AsIs opens an existing file as it is (codemode-mcp check): nothing
+	// is created, migrated or set up (the journal mode, the one-time
+	// vacuum), so nothing is written but what the caller writes; Schema
+	// says how its schema stands (one newer than this binary's is refused,
+	// as Open refuses it).
+	AsIs bool
 }
 
 // Store is a codemode.Store on one SQLite file. It is safe for concurrent
@@ -55,6 +61,9 @@ type Store struct {
 	path   string
 	logger *slog.Logger
 	run    *sqlDB
+	// schema and latest are the file's schema version and this binary's
+	// (Schema).
+	schema, latest int
 	// journals are the write-ahead journals this store has open
 	// (journal.go).
 	journals *journals
@@ -70,8 +79,9 @@ var (
 )
 
 // Open opens (creating it with mode 0600 if needed) the SQLite database at
-// path and migrates its schema. The parent directory must exist. A database
-// written by a newer version of the schema is refused.
+// path and migrates its schema; with opts.AsIs it must exist and is left as
+// it is. The parent directory must exist. A database written by a newer
+// version of the schema is refused.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	sync, err := synchronousLevel(opts.Synchronous)
 	if err != nil {
@@ -81,25 +91,33 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	abs, err := prepareFile(path)
+	abs, err := prepareFile(path, !opts.AsIs)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn(abs, sync))
+	db, err := sql.Open("sqlite", dsn(abs, sync, opts.AsIs))
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
 	s := &Store{db: db, path: abs, logger: logger, journals: newJournals(abs, sync == "FULL", opts.MaxRunLog)}
-	if err := s.migrate(ctx); err != nil {
+	if opts.AsIs {
+		err = s.readSchema(ctx)
+	} else if err = s.migrate(ctx); err == nil {
+		s.incrementalMode(ctx)
+	}
+	if err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
-	s.incrementalMode(ctx)
 	if s.run, err = openDB(ctx, db); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), db.Close())
 	}
 	s.Store = sqlstore.New(s.run, dialect, logger)
 	return s, nil
 }
+
+// Schema returns the file's schema version and this binary's: the same
+// but in a store opened as it is (Options.AsIs).
+func (s *Store) Schema() (current, latest int) { return s.schema, s.latest }
 
 // Close closes the prepared statements and the database. It is safe to call
 // more than once.
@@ -126,19 +144,24 @@ func synchronousLevel(v string) (string, error) {
 // dsn builds the connection string. The pragmas apply to every connection
 // of the pool. IMMEDIATE transactions take the write lock up front: deferred
 // ones that read then write fail with SQLITE_BUSY under concurrent writers
-// whatever the busy timeout.
-func dsn(path, sync string) string {
-	return path + "?_pragma=journal_mode(WAL)" +
-		"&_pragma=busy_timeout(5000)" +
+// whatever the busy timeout. The journal mode, kept in the file, is set but
+// in a file opened as it is (asIs).
+func dsn(path, sync string, asIs bool) string {
+	mode := "_pragma=journal_mode(WAL)&"
+	if asIs {
+		mode = ""
+	}
+	return path + "?" + mode + "_pragma=busy_timeout(5000)" +
 		"&_pragma=synchronous(" + sync + ")" +
 		"&_pragma=foreign_keys(1)" +
 		"&_txlock=immediate"
 }
 
-// prepareFile checks path and creates the database file with mode 0600 when
-// it does not exist (SQLite gives the -wal and -shm files the database's
-// mode). It returns the absolute path.
-func prepareFile(path string) (string, error) {
+// prepareFile checks path and, with create, creates the database file with
+// mode 0600 when it does not exist (SQLite gives the -wal and -shm files
+// the database's mode); without, the file must exist. It returns the
+// absolute path.
+func prepareFile(path string, create bool) (string, error) {
 	if path == "" {
 		return "", errors.New("store path is empty")
 	}
@@ -148,6 +171,12 @@ func prepareFile(path string) (string, error) {
 	}
 	if strings.ContainsRune(abs, '?') {
 		return "", fmt.Errorf("store path %s: must not contain '?'", abs)
+	}
+	if !create {
+		if _, err := os.Stat(abs); err != nil {
+			return "", fmt.Errorf("open store %s: %w", abs, err)
+		}
+		return abs, nil
 	}
 	// A missing directory, or a file in its place, is told by the error
 	// of the create, which names the path.

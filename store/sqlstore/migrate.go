@@ -52,7 +52,8 @@ func Migrations(fsys fs.FS) ([]Migration, error) {
 // transaction the caller holds (so that a failure leaves the database as
 // it was), and returns that latest version. A schema newer than this
 // binary's is refused: the binary must be upgraded, or another database
-// (what) used.
+// (what) used. With exec nil it runs nothing, only refuses a newer schema
+// (a store opened as it is).
 func Migrate(fsys fs.FS, current int, what string, exec func(sql string) error) (int, error) {
 	ms, err := Migrations(fsys)
 	if err != nil {
@@ -60,6 +61,9 @@ func Migrate(fsys fs.FS, current int, what string, exec func(sql string) error) 
 	}
 	if current > len(ms) {
 		return 0, fmt.Errorf("schema version %d is newer than this binary's %d; upgrade codemode-mcp or use another %s", current, len(ms), what)
+	}
+	if exec == nil {
+		return len(ms), nil
 	}
 	for _, m := range ms[current:] {
 		if err := exec(m.SQL); err != nil {
