@@ -45,103 +45,89 @@ const (
 // Go's 1 GB stack: a fatal error).
 func checkNesting(src string) error {
 	s := nestScan{src: src, stack: make([]nestFrame, 1, 8)}
-	return s.run()
+	s.run()
+	return s.err
 }
 
-// nestFrame is an open bracket: kind is its byte, or '$' for a template
-// substitution, 0 for the top level.
+// nestFrame is an open bracket, a template substitution (sub) or the top
+// level.
 type nestFrame struct {
-	kind  byte
+	sub   bool // a template substitution
 	head  bool // the parentheses of an if, for, while or with
 	chain int  // the statement bodies and arrow bodies open in it
 	ops   int  // the right-associative operators open in it
 	saved int  // chain before the last statement end, for an else
-	links int  // the links of the expression being read in it (see MaxChain)
+	base  int  // links when the expression being read in it began (see MaxChain)
 }
 
 type nestScan struct {
 	src       string
 	stack     []nestFrame
-	chains    int  // the sum of the frames' chains
-	ops       int  // the sum of the frames' ops
-	links     int  // the sum of the frames' links
-	unary     int  // the prefix operators just read
-	pending   bool // a body is expected: a block, or it counts as a level
-	expr      bool // the last token ends an operand: `/` divides, `+` is binary
-	dot       bool // the last token is `.` or `?.`: a keyword is a property name
-	headNext  bool // the last token is if, for, while or with
-	lastEnd   bool // the last token ends a statement (`;`)
-	asi       bool // a line break after the last token may end the statement
-	newline   bool // a line break since the last token
-	afterElse bool // the last token is else
+	err       error // the first bound passed, where
+	levels    int   // the sum of the frames' chain and ops
+	links     int   // the links of the expression being read, brackets open around it included
+	unary     int   // the prefix operators just read
+	pending   bool  // a body is expected: a block, or it counts as a level
+	expr      bool  // the last token ends an operand: `/` divides, `+` is binary
+	dot       bool  // the last token is `.` or `?.`: a keyword is a property name
+	headNext  bool  // the last token is if, for, while or with
+	lastEnd   bool  // the last token ends a statement (`;`)
+	asi       bool  // a line break after the last token may end the statement
+	newline   bool  // a line break since the last token
+	afterElse bool  // the last token is else
 }
 
 func (s *nestScan) top() *nestFrame { return &s.stack[len(s.stack)-1] }
 
-// deeper checks the depth at off after a level was added.
-func (s *nestScan) deeper(off int) error {
-	if len(s.stack)-1+s.chains+s.ops+s.unary <= MaxNesting {
-		return nil
+// refuse records the syntax error msg at off (its line and column, 1-based,
+// the column in UTF-16 units), unless one was recorded before.
+func (s *nestScan) refuse(off int, msg string) {
+	if s.err != nil {
+		return
 	}
-	line, col := s.position(off)
-	return &SyntaxError{
-		Message: fmt.Sprintf("the code nests deeper than %d levels (each bracket, brace, parenthesis, arrow function, if/for/while body, prefix operator and chained =, ** or ?: is one); flatten it: move inner parts into functions or variables", MaxNesting),
-		Line:    line, Column: col,
-	}
-}
-
-// link adds a link to the current frame's chain of operators at off.
-func (s *nestScan) link(off int) error {
-	s.top().links++
-	if s.links++; s.links <= MaxChain {
-		return nil
-	}
-	line, col := s.position(off)
-	return &SyntaxError{
-		Message: fmt.Sprintf("the code chains more than %d operators in one expression (each binary operator, member access, call and index is one); split it: put parts in variables", MaxChain),
-		Line:    line, Column: col,
-	}
-}
-
-// position is off's line and column (1-based, the column in UTF-16 units).
-func (s *nestScan) position(off int) (int, int) {
 	starts := lineStarts(s.src)
 	i := len(starts) - 1
 	for starts[i] > off {
 		i--
 	}
-	return i + 1, utf16Len(s.src[starts[i]:off]) + 1
+	s.err = &SyntaxError{Message: msg, Line: i + 1, Column: utf16Len(s.src[starts[i]:off]) + 1}
 }
 
-// endStatement ends the bodies open in the current frame.
+// deeper checks the depth at off after a level was added.
+func (s *nestScan) deeper(off int) {
+	if len(s.stack)-1+s.levels+s.unary > MaxNesting {
+		s.refuse(off, fmt.Sprintf("the code nests deeper than %d levels (each bracket, brace, parenthesis, arrow function, if/for/while body, prefix operator and chained =, ** or ?: is one); flatten it: move inner parts into functions or variables", MaxNesting))
+	}
+}
+
+// link adds a link to the chain of operators being read, at off.
+func (s *nestScan) link(off int) {
+	if s.links++; s.links > MaxChain {
+		s.refuse(off, fmt.Sprintf("the code chains more than %d operators in one expression (each binary operator, member access, call and index is one); split it: put parts in variables", MaxChain))
+	}
+}
+
+// endStatement ends the bodies and the expression open in the current frame.
 func (s *nestScan) endStatement() {
 	f := s.top()
 	if f.chain > 0 {
 		f.saved = f.chain
 	}
-	s.chains -= f.chain
-	s.ops -= f.ops
-	s.links -= f.links
-	f.chain, f.ops, f.links = 0, 0, 0
+	s.levels -= f.chain + f.ops
+	s.links = f.base
+	f.chain, f.ops = 0, 0
 }
 
 // nestOp adds a right-associative operator to the current frame.
-func (s *nestScan) nestOp(off int) error {
+func (s *nestScan) nestOp(off int) {
 	s.top().ops++
-	s.ops++
-	return s.deeper(off)
-}
-
-// nest adds a level to the current frame's chain.
-func (s *nestScan) nest(off int) error {
-	s.top().chain++
-	s.chains++
-	return s.deeper(off)
+	s.levels++
+	s.deeper(off)
 }
 
 // token is called before each token at off (not for whitespace and
 // comments): a body that was expected and is not a block is a level.
-func (s *nestScan) token(off int, open byte) error {
+func (s *nestScan) token(off int, open byte) {
 	s.lastEnd = false
 	if s.newline {
 		s.newline = false
@@ -149,25 +135,22 @@ func (s *nestScan) token(off int, open byte) error {
 			s.endStatement()
 		}
 	}
-	if !s.pending {
-		return nil
+	if s.pending && open != '{' {
+		s.top().chain++
+		s.levels++
+		s.deeper(off)
 	}
 	s.pending = false
-	if open == '{' {
-		return nil
-	}
-	return s.nest(off)
 }
 
-func (s *nestScan) run() error {
+func (s *nestScan) run() {
 	src := s.src
-	for i := 0; i < len(src); {
+	for i := 0; i < len(src) && s.err == nil; {
 		c := src[i]
 		switch {
 		case c == '\n' || c == '\r':
 			s.newline = true
-			i++
-			continue
+			fallthrough
 		case c == ' ' || c == '\t':
 			i++
 			continue
@@ -179,7 +162,7 @@ func (s *nestScan) run() error {
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
 			end := strings.Index(src[i+2:], "*/")
 			if end < 0 {
-				return nil // unterminated: esbuild says so
+				return // unterminated: esbuild says so
 			}
 			s.newline = s.newline || strings.ContainsAny(src[i:i+2+end], "\n\r")
 			i += end + 4
@@ -194,67 +177,47 @@ func (s *nestScan) run() error {
 				s.pending = false // else if: a flat chain, not a nesting
 			}
 			s.afterElse = false
-			if err := s.token(i, c); err != nil {
-				return err
-			}
-			if err := s.word(i, src[i:j], c >= '0' && c <= '9'); err != nil {
-				return err
-			}
+			s.token(i, c)
+			s.word(i, src[i:j], c >= '0' && c <= '9')
 			i = j
 			continue
 		}
 		s.afterElse = false
-		if err := s.token(i, c); err != nil {
-			return err
-		}
-		dot := false
-		expr := false
-		headNext := false
+		s.token(i, c)
+		dot, expr := false, false
 		switch c {
 		case '\'', '"':
-			i = skipString(src, i)
+			i = skipLiteral(src, i)
 			s.unary, expr = 0, true
 		case '`':
 			if s.expr { // a tagged template
-				if err := s.link(i); err != nil {
-					return err
-				}
+				s.link(i)
 			}
 			i = s.template(i + 1)
 			s.unary, expr = 0, true
-			if err := s.deeper(i - 2); err != nil { // at the ${ it opened, if any
-				return err
-			}
+			s.deeper(i - 2) // at the ${ it opened, if any
 		case '(', '[', '{':
 			if s.expr && c != '{' { // a call or an index
-				if err := s.link(i); err != nil {
-					return err
-				}
+				s.link(i)
 			}
 			s.unary = 0
-			s.stack = append(s.stack, nestFrame{kind: c, head: c == '(' && s.headNext})
-			if err := s.deeper(i); err != nil {
-				return err
-			}
+			s.stack = append(s.stack, nestFrame{head: c == '(' && s.headNext, base: s.links})
+			s.deeper(i)
 			i++
 		case ')', ']', '}':
 			f := *s.top()
 			if len(s.stack) > 1 {
-				s.chains -= f.chain
-				s.ops -= f.ops
+				s.levels -= f.chain + f.ops
 				s.stack = s.stack[:len(s.stack)-1]
-				if f.kind == '$' { // a template's substitutions are apart
-					s.links -= f.links
-				} else { // the bracket's expression is part of the one around it
-					s.top().links += f.links
+				if f.sub { // a template's substitutions are apart; a bracket's
+					// links count on in the expression around it
+					s.links = f.base
 				}
 			}
 			i++
-			if f.kind == '$' {
+			if f.sub {
 				i = s.template(i)
-				if err := s.deeper(i - 2); err != nil {
-					return err
-				}
+				s.deeper(i - 2)
 			}
 			expr = true
 			if f.head {
@@ -266,49 +229,37 @@ func (s *nestScan) run() error {
 			s.lastEnd = c == ';'
 			i++
 		case '/':
-			if s.expr {
-				i++
-				if i < len(src) && src[i] == '=' {
-					break // /=, an assignment
-				}
-				if err := s.link(i - 1); err != nil {
-					return err
-				}
+			if !s.expr {
+				i = skipLiteral(src, i) // a regular expression
+				s.unary, expr = 0, true
 				break
 			}
-			i = skipRegExp(src, i)
-			s.unary, expr = 0, true
+			if !strings.HasPrefix(src[i:], "/=") { // /= is an assignment
+				s.link(i)
+			}
+			i++
 		case '=':
-			if strings.HasPrefix(src[i:], "=>") {
-				s.unary, s.pending = 0, true
-				i += 2
-				break
-			}
 			s.unary = 0
-			if isAssignment(src, i) { // right-associative: a = b = c nests
-				if err := s.nestOp(i); err != nil {
-					return err
+			switch {
+			case strings.HasPrefix(src[i:], "=>"):
+				s.pending = true
+				i += 2
+			case isAssignment(src, i): // right-associative: a = b = c nests
+				s.nestOp(i)
+				i++
+			default: // ==, ===, !=, <=, >=
+				s.link(i)
+				for i < len(src) && src[i] == '=' {
+					i++
 				}
-				i++
-				break
-			}
-			if err := s.link(i); err != nil { // ==, ===, !=, <=, >=
-				return err
-			}
-			for i < len(src) && src[i] == '=' {
-				i++
 			}
 		case '*':
 			i++
 			if i < len(src) && src[i] == '*' && (i+1 >= len(src) || src[i+1] != '=') { // a ** b ** c nests
-				if err := s.nestOp(i - 1); err != nil {
-					return err
-				}
+				s.nestOp(i - 1)
 				i++
 			} else if s.expr && (i >= len(src) || src[i] != '=' && src[i] != '*') {
-				if err := s.link(i - 1); err != nil {
-					return err
-				}
+				s.link(i - 1)
 			}
 		case '!', '~', '+', '-':
 			n := 1
@@ -318,40 +269,28 @@ func (s *nestScan) run() error {
 			if s.expr && (n == 2 || c == '!') { // postfix, or TypeScript's non-null assertion
 				expr = true
 			} else if s.expr && (i+1 >= len(src) || src[i+1] != '=') { // binary, not += or -=
-				if err := s.link(i); err != nil {
-					return err
-				}
+				s.link(i)
 			} else if !s.expr {
 				s.unary++
-				if err := s.deeper(i); err != nil {
-					return err
-				}
+				s.deeper(i)
 			}
 			i += n
 		case '.':
-			if err := s.link(i); err != nil {
-				return err
-			}
+			s.link(i)
 			dot = true
 			i++
 		case '?':
 			switch {
 			case strings.HasPrefix(src[i:], "?.") && !(i+2 < len(src) && src[i+2] >= '0' && src[i+2] <= '9'):
-				if err := s.link(i); err != nil {
-					return err
-				}
+				s.link(i)
 				dot = true
 				i += 2
 			case strings.HasPrefix(src[i:], "??"):
-				if err := s.link(i); err != nil {
-					return err
-				}
+				s.link(i)
 				i += 2
 			default: // a ? b : c ? d : e nests
 				s.unary = 0
-				if err := s.nestOp(i); err != nil {
-					return err
-				}
+				s.nestOp(i)
 				i++
 			}
 		case '<', '>', '&', '|', '^', '%':
@@ -359,27 +298,23 @@ func (s *nestScan) run() error {
 			for i < len(src) && strings.IndexByte("<>&|^%", src[i]) >= 0 {
 				i++
 			}
-			if i < len(src) && src[i] == '=' {
-				break // the = is read next: <=, or an assignment such as <<= or &&=
-			}
-			if err := s.link(op); err != nil {
-				return err
+			if i >= len(src) || src[i] != '=' { // else the = is read next: <=, or an assignment such as <<= or &&=
+				s.link(op)
 			}
 		default:
 			i++
 		}
-		s.expr, s.asi, s.dot, s.headNext = expr, expr, dot, headNext
+		s.expr, s.asi, s.dot, s.headNext = expr, expr, dot, false
 	}
-	return nil
 }
 
 // word handles an identifier, keyword or number at off.
-func (s *nestScan) word(off int, w string, number bool) error {
+func (s *nestScan) word(off int, w string, number bool) {
 	headNext := s.headNext
 	s.expr, s.asi, s.headNext = true, true, false
 	if number || s.dot {
 		s.unary, s.dot = 0, false
-		return nil
+		return
 	}
 	switch w {
 	case "if", "for", "while", "with":
@@ -389,30 +324,29 @@ func (s *nestScan) word(off int, w string, number bool) error {
 	case "else":
 		f := s.top()
 		if s.lastEnd || f.chain == 0 {
-			s.chains += f.saved - f.chain
+			s.levels += f.saved - f.chain
 			f.chain = f.saved
 		}
 		if f.chain > 0 { // the if this else belongs to ends here
 			f.chain--
-			s.chains--
+			s.levels--
 		}
 		f.saved = 0
 		s.unary, s.expr, s.asi, s.pending, s.afterElse = 0, false, false, true, true
 	case "typeof", "void", "delete", "await", "new", "yield":
 		s.expr, s.asi, s.headNext = false, false, w == "await" && headNext // for await (…)
 		s.unary++
-		return s.deeper(off)
+		s.deeper(off)
 	case "return", "break", "continue":
 		s.unary, s.expr = 0, false // asi: a line break ends the statement
 	case "in", "instanceof":
 		s.unary, s.expr, s.asi = 0, false, false
-		return s.link(off)
+		s.link(off)
 	case "case", "of", "throw":
 		s.unary, s.expr, s.asi = 0, false, false
 	default:
 		s.unary = 0
 	}
-	return nil
 }
 
 // template skips template text from i (after a backtick or a substitution's
@@ -427,7 +361,7 @@ func (s *nestScan) template(i int) int {
 			return i + 1
 		case '$':
 			if i+1 < len(s.src) && s.src[i+1] == '{' {
-				s.stack = append(s.stack, nestFrame{kind: '$'})
+				s.stack = append(s.stack, nestFrame{sub: true, base: s.links})
 				return i + 2
 			}
 			i++
@@ -438,41 +372,21 @@ func (s *nestScan) template(i int) int {
 	return i
 }
 
-// skipString skips the string literal at i (a quote) to after its closing
-// quote, or to the end of its line.
-func skipString(src string, i int) int {
-	q := src[i]
+// skipLiteral skips the string or regular expression literal at i (its
+// opening quote or slash) to after its closing one, or to the end of its
+// line; in a regular expression a slash in a class (`[/]`) does not close it.
+func skipLiteral(src string, i int) int {
+	q, class := src[i], false
 	for i++; i < len(src); i++ {
-		switch src[i] {
-		case '\\':
+		switch c := src[i]; {
+		case c == '\\':
 			i++
-		case q:
+		case c == '\n' || c == '\r':
+			return i
+		case q == '/' && (c == '[' || c == ']'):
+			class = c == '['
+		case c == q && !class:
 			return i + 1
-		case '\n', '\r':
-			return i
-		}
-	}
-	return i
-}
-
-// skipRegExp skips the regular expression literal at i (a slash) to after
-// its closing slash, or to the end of its line.
-func skipRegExp(src string, i int) int {
-	class := false
-	for i++; i < len(src); i++ {
-		switch src[i] {
-		case '\\':
-			i++
-		case '[':
-			class = true
-		case ']':
-			class = false
-		case '/':
-			if !class {
-				return i + 1
-			}
-		case '\n', '\r':
-			return i
 		}
 	}
 	return i

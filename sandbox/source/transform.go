@@ -91,17 +91,10 @@ func rewriteExport(src string, line, col int) (string, bool) {
 	for i < len(b) && isSpace(b[i]) {
 		i++
 	}
-	if strings.HasPrefix(string(b[i:]), "default") && !isIdentByteAt(b, i+len("default")) {
+	if end := i + len("default"); strings.HasPrefix(string(b[i:]), "default") && (end == len(b) || !isIdentByte(b[end])) {
 		copy(b[i:], defaultSlot)
 	}
 	return string(b), true
-}
-
-func isIdentByteAt(b []byte, i int) bool {
-	if i >= len(b) {
-		return false
-	}
-	return isIdentByte(b[i])
 }
 
 // isIdentByte reports whether c can be part of an identifier (any byte of

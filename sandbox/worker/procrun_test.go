@@ -214,9 +214,16 @@ func TestCanceledBeforeTheProgramIsSent(t *testing.T) {
 	waitIdle(t, pool, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	// A long comment makes the program slow to encode and send.
-	code := "while (true) {}\n// " + strings.Repeat("x", 900<<10)
-	o, err := pool.Run(ctx, sandbox.Program{Code: code}, &sandboxtest.Host{})
+	// A long reason of an unavailable connector makes the program slow to
+	// encode and send, so that a cancellation armed before the send would
+	// win the race to the pipe, and costs the worker little once it is
+	// there. The worker has KillGrace from the cancellation to report: a
+	// long comment in the code, which it must normalise first, took it 0.6
+	// s under the race detector at a load of 11, and past the grace in one
+	// run in twelve.
+	unavailable := sandbox.Global{Name: "big", Unavailable: strings.Repeat("x", 900<<10)}
+	prog := sandbox.Program{Code: "while (true) {}", Globals: []sandbox.Global{unavailable}}
+	o, err := pool.Run(ctx, prog, &sandboxtest.Host{})
 	if err != nil {
 		t.Fatal(err)
 	}
