@@ -602,7 +602,7 @@ func (c *Console) version(w http.ResponseWriter, r *http.Request) {
 const fingerprintRuns, fingerprintPaused = 20, 1000
 
 // fingerprint hashes the state of the newest runs, the newest paused runs
-// and the snippets.
+// and the snippets (their names and when each was saved, not their code).
 func (c *Console) fingerprint(ctx context.Context) (string, error) {
 	recent, err := c.eng.Executions(ctx, codemode.ExecutionFilter{Limit: fingerprintRuns, Brief: true})
 	if err != nil {
@@ -612,7 +612,7 @@ func (c *Console) fingerprint(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	snippets, err := c.eng.Snippets(ctx)
+	snippets, err := c.eng.SnippetStamps(ctx)
 	if err != nil {
 		return "", err
 	}
