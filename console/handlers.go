@@ -226,7 +226,9 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 	var paused []*codemode.Execution
 	if who == nil || who.HasScope(codemode.ScopeRun) {
 		var err error
-		if paused, err = c.eng.Executions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused}); err != nil {
+		// Brief: only the ids are needed (readRun reads each shown run),
+		// and most of them may not be shown at all (maxPendingRuns).
+		if paused, err = c.eng.Executions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused, Brief: true}); err != nil {
 			c.failed(w, r, "listing the paused runs", err)
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/console"
 )
 
 // allocated is how many bytes the process allocated while get asked for
@@ -56,5 +57,32 @@ func TestVersionPollsDoNotReadSnippetCode(t *testing.T) {
 		} else {
 			v = p
 		}
+	}
+}
+
+// The pending actions read the paused runs they show, not every paused
+// run whole: 20 paused runs past the page's bound (MaxPendingRuns), of
+// 512 kB programs (10 MB), add far less than that to what the page
+// allocates.
+func TestThePendingListReadsOnlyTheRunsItShows(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	for i := range console.MaxPendingRuns {
+		e.pause(fmt.Sprint("note ", i))
+	}
+	b.get("/")
+	shown, _ := b.allocated("/")
+	const more, size = 20, 512 << 10
+	for range more {
+		e.run(`async () => notes.createNote({ text: "later" }) // `+strings.Repeat("p", size), codemode.StatusPaused)
+	}
+	n, p := b.allocated("/")
+	if !strings.Contains(p.body, fmt.Sprintf("%d more paused runs wait", more)) {
+		t.Fatalf("the page does not say that %d more paused runs wait:\n%s", more, p.body)
+	}
+	if n-shown > more*size/10 {
+		t.Errorf("%d paused runs of %d-byte programs, not shown, made the page allocate %d bytes more (%d, then %d), want at most %d more",
+			more, size, n-shown, shown, n, more*size/10)
 	}
 }
