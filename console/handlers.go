@@ -462,7 +462,7 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	p := &page{Title: "Snippets", Nav: "snippets"}
 	for _, s := range list {
-		code := s.Code[:runeOffset(s.Code, textChars)]
+		code := s.Code[:cutAt(s.Code, textChars, true)]
 		p.Snippets = append(p.Snippets, snippetView{
 			Name:          visible.Segments(s.Name),
 			Description:   visible.Segments(s.Description),
