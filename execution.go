@@ -103,7 +103,7 @@ const (
 	KindService
 )
 
-var entryKindNames = names[EntryKind]{KindCall: "call", KindStep: "step", KindService: "service"}
+var entryKindNames = names[EntryKind]{0: unreadable, KindCall: "call", KindStep: "step", KindService: "service"}
 
 func (k EntryKind) String() string { return entryKindNames.name(k) }
 

@@ -126,6 +126,7 @@ const (
 )
 
 var entryStateNames = names[EntryState]{
+	0:              unreadable,
 	EntryExecuting: "executing",
 	EntryApplied:   "applied",
 	EntryPending:   "pending",
@@ -154,13 +155,19 @@ func (s EntryState) MarshalText() ([]byte, error) { return []byte(s.String()), n
 func (s *EntryState) UnmarshalText(b []byte) error { return unmarshalText(s, b, ParseEntryState) }
 
 // names is the text form of an enumeration whose values start at 1:
-// names[v] is v's.
+// names[v] is v's. names[0], if set, is how the zero value reads, which
+// no text parses as.
 type names[T ~int] []string
+
+// unreadable is the name of the zero EntryState and EntryKind: what a log
+// entry the store could not decode holds (ClippedEntries), which a
+// surface shows.
+const unreadable = "unreadable"
 
 // name is v's name; a value without one is named by its type and
 // number: codemode.ExecStatus(12).
 func (n names[T]) name(v T) string {
-	if v < 1 || int(v) >= len(n) || n[v] == "" {
+	if v < 0 || int(v) >= len(n) || n[v] == "" {
 		return fmt.Sprintf("%T(%d)", v, int(v))
 	}
 	return n[v]

@@ -70,3 +70,21 @@ func TestWaitingForADownstreamTask(t *testing.T) {
 		t.Errorf(`ParseExecStatus("waiting") = %v, %v`, s, err)
 	}
 }
+
+// The zero state and kind, what a log entry the store cannot decode
+// holds, read as unreadable; no stored text reads as them.
+func TestTheZeroEntryStateReadsAsUnreadable(t *testing.T) {
+	if got, kind := EntryState(0).String(), EntryKind(0).String(); got != "unreadable" || kind != "unreadable" {
+		t.Errorf("the zero state and kind read %q and %q, want unreadable", got, kind)
+	}
+	if st, err := ParseEntryState("unreadable"); err == nil {
+		t.Errorf(`ParseEntryState("unreadable") = %v, want an error`, st)
+	}
+	var k EntryKind
+	if err := k.UnmarshalText([]byte("unreadable")); err == nil {
+		t.Error(`EntryKind.UnmarshalText("unreadable") succeeded, want an error`)
+	}
+	if got := ExecStatus(0).String(); got != "codemode.ExecStatus(0)" {
+		t.Errorf("the zero status reads %q", got)
+	}
+}

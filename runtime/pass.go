@@ -270,7 +270,7 @@ func (r *Runtime) endRecovered(ctx context.Context, e *codemode.Execution, from,
 	if err != nil {
 		return err
 	}
-	rec := &codemode.Execution{ID: e.ID, Status: st, Error: r.scrub.String(msg), UpdatedAt: r.now()}
+	rec := &codemode.Execution{ID: e.ID, Status: st, Error: r.scrub.String(msg), UpdatedAt: r.stampAfter(e.UpdatedAt)}
 	if err := r.store.RecoverExecution(ctx, rec, from, owner, unknownNote); err != nil {
 		return err
 	}
@@ -378,11 +378,23 @@ func (r *Runtime) settleEntry(ctx context.Context, en codemode.Entry, by codemod
 }
 
 // setStatus moves e from one status to another through TransitionExec and
-// a conditional update, stamped now; a claimed status (running,
+// a conditional update, stamped now (stampAfter); a claimed status (running,
 // rolling_back) makes this process the run's owner, any other clears its
 // owner. A conflict means another decider won (or the run was recovered).
 func (r *Runtime) setStatus(ctx context.Context, e *codemode.Execution, from, to codemode.ExecStatus) error {
-	return r.setStatusAt(ctx, e, from, to, r.now())
+	return r.setStatusAt(ctx, e, from, to, r.stampAfter(e.UpdatedAt))
+}
+
+// stampAfter is now, or a nanosecond after prev, a run's stamp as read,
+// when the clock has not moved past it: a clock that ticks coarsely
+// (Windows' every 0.5 to 15.6 ms) or was set back. So a run that left a
+// status and came back to it (paused again) never bears the stamp it had,
+// which a decision that read it compares (UpdateExecution's since).
+func (r *Runtime) stampAfter(prev time.Time) time.Time {
+	if now := r.now(); now.After(prev) {
+		return now
+	}
+	return prev.Add(time.Nanosecond)
 }
 
 // setStatusAt is setStatus stamped at: a claim given back (a refused

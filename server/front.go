@@ -26,8 +26,8 @@ import (
 // The task front answers the requests of tasks.go in front of mcp-go: a
 // JSON-RPC request is read before mcp-go sees it, and a request for a task
 // method or a task-augmented codemode call is answered here, everything
-// else passed on (on stdio, a tools/call on a goroutine of the front's:
-// see isToolCall). On stdio the front reads the input lines (stdioFront)
+// else passed on (on stdio, every other request on a goroutine of the
+// front's: see request). On stdio the front reads the input lines (stdioFront)
 // and writes on the same output as mcp-go, one whole message per write;
 // on streamable HTTP the guard hands it each POST body (serveHTTP). A
 // request's mcp-go session (for elicitation and notifications) is the one
@@ -566,10 +566,9 @@ type stdioFront struct {
 	in  *bufio.Reader
 	out *stdioOut
 	max int64 // the longest line handed on, its newline not counted
-	// sess is the stdio session and ctx its context (callTool's), set by
-	// the transport's context function before the first Read.
+	// sess is the stdio session, set by the transport's context function
+	// before the first Read.
 	sess mcpserver.ClientSession
-	ctx  context.Context
 	rest []byte // what is left of the line being handed to mcp-go
 }
 
@@ -582,8 +581,8 @@ func (r *stdioFront) Read(p []byte) (int, error) {
 		body := &rpcBody{raw: line}
 		if c := body.frontRequest(); c != nil {
 			r.serve(func() []byte { return r.f.answer(r.f.ctx, r.sess, c) })
-		} else if r.isToolCall(body) {
-			r.serve(func() []byte { return r.callTool(line) })
+		} else if c := request(body); c != nil {
+			r.serve(func() []byte { return r.handle(c.ID, line) })
 		} else {
 			r.rest = line
 		}
@@ -614,30 +613,42 @@ func (r *stdioFront) serve(answer func() []byte) {
 	}
 }
 
-// isToolCall reports whether b is a tools/call request, which the front
-// hands to mcp-go on a goroutine of its own (callTool) rather than
-// through mcp-go's stdio read loop: that one runs a tools/call itself
-// once its 5 workers and queue of 100 are taken, so that with more than
-// 105 codemode calls awaiting approval it could no longer read the
-// elicitation answers that approve them. A tools/call answered so is
-// bounded as the front's are, by maxWaitingAnswers.
-func (r *stdioFront) isToolCall(b *rpcBody) bool {
-	if !bytes.Contains(b.raw, []byte(mcp.MethodToolsCall)) { // cheap
-		return false
+// request returns b's request (an id and a method; nil: none), which
+// the front hands to mcp-go on a goroutine of its own (handle), counted
+// from when it is read until its answer is written (maxWaitingAnswers),
+// rather than through mcp-go's stdio read loop. That one serves a request
+// on a goroutine nothing counts until the answer is written, however long
+// it takes (subscriptions/listen waits for the session's end), and runs a
+// tools/call itself once its 5 workers and queue of 100 are taken (with
+// more than 105 codemode calls awaiting approval it could then no longer
+// read the elicitation answers that approve them). b is parsed whole, as
+// mcp-go parses it: a request spelt otherwise (escaped, in other cases)
+// is one all the same. Notifications, responses and batches are left to
+// mcp-go's read loop, which answers each before it reads the next line.
+func request(b *rpcBody) *rpcRequest {
+	if _, c := b.messages(); c != nil && c.Method != "" && len(c.ID) > 0 && string(c.ID) != "null" {
+		return c
 	}
-	_, c := b.messages()
-	return c != nil && c.Method == mcp.MethodToolsCall && len(c.ID) > 0 && string(c.ID) != "null"
+	return nil
 }
 
-// callTool answers a tools/call through mcp-go, in the session's
-// context, until the front stops.
-func (r *stdioFront) callTool(line []byte) []byte {
-	ctx, cancel := context.WithCancel(r.ctx)
-	defer cancel()
-	defer context.AfterFunc(r.f.ctx, cancel)()
-	b, err := json.Marshal(r.f.s.mcp.HandleMessage(ctx, line))
+// handle answers request line, whose id is id, through mcp-go, in the
+// session, until the front stops; a handler's panic is answered as an
+// internal error, as mcp-go's stdio read loop answers it.
+func (r *stdioFront) handle(id json.RawMessage, line []byte) (b []byte) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.f.s.log.Error("a request's handler panicked", "panic", p)
+			b, _ = json.Marshal(rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: &rpcError{Code: mcp.INTERNAL_ERROR, Message: "internal error"}})
+		}
+	}()
+	msg := r.f.s.mcp.HandleMessage(r.f.s.mcp.WithContext(r.f.ctx, r.sess), line)
+	if msg == nil {
+		return nil // (what mcp-go takes for a response: nothing to answer)
+	}
+	b, err := json.Marshal(msg)
 	if err != nil {
-		r.f.s.log.Warn("a tools/call answer does not encode", "err", err)
+		r.f.s.log.Warn("an answer does not encode", "err", err)
 		return nil
 	}
 	return b
@@ -678,21 +689,30 @@ func (r *stdioFront) write(msg []byte, paid func()) {
 }
 
 // maxWaitingAnswers bounds the answers a stdio client waits for, each
-// held until the client has read it: the front's from when their requests
-// are read (each has a goroutine until it is answered), everything
-// written from when it is queued. A client that goes on writing requests
-// while it reads none of the answers (or faster than they are made) would
-// otherwise make the server hold one per request, without end. When one
-// more would wait, the session ends (errNotReading): such a client is
-// broken, and making its requests wait for a slot instead could keep out
-// the answer to an approval the others wait on. It bounds the answers
-// waiting on a legacy SSE event stream too (sseStream), where mcp-go
-// answers every request on the stream and a POST past it is refused.
+// held until the client has read it: a request's from when it is read
+// (each has a goroutine until it is answered: see request), everything
+// else written from when it is queued. A client that goes on writing
+// requests while it reads none of the answers (or faster than they are
+// made) would otherwise make the server hold one per request, without
+// end. When one more would wait, the session ends (errNotReading): such a
+// client is broken, and making its requests wait for a slot instead could
+// keep out the answer to an approval the others wait on. It bounds the
+// answers waiting on a legacy SSE event stream too (sseStream), where
+// mcp-go answers every request on the stream and a POST past it is
+// refused.
 const maxWaitingAnswers = 1024
+
+// maxWaitingBytes bounds the bytes of the messages waiting to be written
+// on stdio, as maxWaitingAnswers bounds their number: an answer is cut to
+// sandbox.max_result_chars, but shown twice (structured and as text), in
+// UTF-8, so that one weighs up to some 190 KB at the default 24,000
+// characters, and MiBs with a larger setting (a result and its logs are
+// kept up to 1 MiB each): 1,024 of them would be 190 MB, or GiBs.
+const maxWaitingBytes = 64 << 20
 
 // errNotReading ends a stdio session whose client has too many answers
 // waiting.
-var errNotReading = fmt.Errorf("the client waits for more than %d answers: it reads none of them, or asks faster than they are answered (the session ends)", maxWaitingAnswers)
+var errNotReading = fmt.Errorf("the client waits for more than %d answers or %d MiB of them: it reads none of them, or asks faster than they are answered (the session ends)", maxWaitingAnswers, maxWaitingBytes>>20)
 
 // stdioOut is stdio's output. mcp-go and the front write whole messages,
 // one per Write, which queues it and returns at once (mcp-go's handlers,
@@ -700,14 +720,16 @@ var errNotReading = fmt.Errorf("the client waits for more than %d answers: it re
 // goroutine (run) writes them in turn until the session ends (ctx), and
 // then only the write in progress may be left waiting on the client,
 // until it reads or closes its end, or the process exits. A notification
-// is dropped while half of maxWaitingAnswers wait, as mcp-go drops one its
-// session's queue cannot take, so a program's progress alone never ends a
-// session; past maxWaitingAnswers the session ends with errNotReading.
+// is dropped while half of maxWaitingAnswers or of maxWaitingBytes wait,
+// as mcp-go drops one its session's queue cannot take, so a program's
+// progress alone never ends a session; past either bound the session ends
+// with errNotReading.
 type stdioOut struct {
 	ctx     context.Context // the session's
 	end     context.CancelCauseFunc
 	queue   chan outMsg
-	waiting atomic.Int64
+	waiting atomic.Int64 // answers (owe)
+	queued  atomic.Int64 // bytes queued, the message being written included
 }
 
 // outMsg is a message to write and the func that says it no longer waits.
@@ -730,6 +752,7 @@ func (o *stdioOut) run(w io.Writer) {
 			if len(m.p) > 0 {
 				_, _ = w.Write(m.p) // (a client gone: its input ends too)
 			}
+			o.queued.Add(-int64(len(m.p)))
 			m.paid()
 		case <-o.ctx.Done():
 			return
@@ -759,7 +782,7 @@ func (o *stdioOut) owe() (paid func()) {
 
 // Write queues a message of mcp-go's.
 func (o *stdioOut) Write(p []byte) (int, error) {
-	if isNotification(p) && o.waiting.Load() >= maxWaitingAnswers/2 {
+	if isNotification(p) && (o.waiting.Load() >= maxWaitingAnswers/2 || o.queued.Load()+int64(len(p)) > maxWaitingBytes/2) {
 		return len(p), nil // dropped
 	}
 	if err := o.send(p, o.owe()); err != nil {
@@ -768,15 +791,18 @@ func (o *stdioOut) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// send queues a copy of p, counted by paid, unless the session ended.
+// send queues a copy of p, counted by paid, unless the session ended or
+// ends now, past maxWaitingBytes (or maxWaitingAnswers: the queue is full).
 func (o *stdioOut) send(p []byte, paid func()) error {
 	if o.ctx.Err() == nil {
-		select {
-		case o.queue <- outMsg{p: bytes.Clone(p), paid: paid}:
-			return nil
-		default: // (past maxWaitingAnswers: the session ended)
-			o.end(errNotReading)
+		if o.queued.Add(int64(len(p))) <= maxWaitingBytes {
+			select {
+			case o.queue <- outMsg{p: bytes.Clone(p), paid: paid}:
+				return nil
+			default:
+			}
 		}
+		o.end(errNotReading)
 	}
 	paid()
 	return context.Cause(o.ctx)

@@ -2,7 +2,9 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -63,5 +65,28 @@ func TestStdioFrontStartsNothingAfterStop(t *testing.T) {
 	_ = inW.Close()
 	if b, _ := io.ReadAll(outR); len(b) > 0 {
 		t.Fatalf("a request read after the front stopped was answered on a goroutine stop did not wait for: %s", b)
+	}
+}
+
+// The answers waiting on stdio are bounded in bytes as well as in number:
+// a client that reads nothing while its answers are large (an outcome can
+// weigh MiBs: see maxWaitingBytes) has its session ended once
+// maxWaitingBytes wait, long before maxWaitingAnswers of them do.
+func TestStdioOutBoundsTheBytesWaiting(t *testing.T) {
+	r, w := io.Pipe() // a client that reads nothing
+	defer r.Close()
+	ctx, end := context.WithCancelCause(context.Background())
+	defer end(nil)
+	o := newStdioOut(ctx, end, w)
+	answer := bytes.Repeat([]byte("x"), 1<<20)
+	n := 0
+	for ; n < maxWaitingBytes>>20+2 && ctx.Err() == nil; n++ {
+		_ = o.send(answer, o.owe())
+	}
+	if !errors.Is(context.Cause(ctx), errNotReading) {
+		t.Fatalf("%d answers of 1 MiB wait unread and the session goes on", n)
+	}
+	if n != maxWaitingBytes>>20+1 {
+		t.Errorf("the session ended at answer %d of 1 MiB, want %d: the first past %d MiB", n, maxWaitingBytes>>20+1, maxWaitingBytes>>20)
 	}
 }

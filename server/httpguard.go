@@ -27,6 +27,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/throttle"
@@ -68,7 +69,8 @@ import (
 //     or that another person opened: sessions.go); on SSE, under an
 //     issuer, a message for another person's session is 404 too, and a
 //     request POSTed while maxWaitingAnswers answers wait unread on its
-//     session's event stream is 429 (sseStream).
+//     session's event stream is 429 (sseStream), and subscriptions/listen,
+//     which mcp-go's SSE transport would never end, is 400.
 //
 // On streamable HTTP the task front (front.go) then answers the task
 // requests; the transport gets everything else. PathMetrics, when metrics
@@ -226,6 +228,15 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		st := &sseStream{}
 		r, dw.answered = r.WithContext(context.WithValue(r.Context(), sseStreamKey{}, st)), &st.waiting
 		defer func() { g.sse.streams.CompareAndDelete(st.id, st) }()
+	}
+	if g.sse != nil && r.URL.Path == PathMessage {
+		// mcp-go serves subscriptions/listen on a goroutine whose context
+		// never ends, and it waits for that: each would be held until the
+		// process exits.
+		if _, m := post.messages(); m != nil && m.Method == mcp.MethodSubscriptionsListen {
+			http.Error(w, "Bad Request: subscriptions/listen is not served on the legacy SSE transport: use streamable HTTP", http.StatusBadRequest)
+			return
+		}
 	}
 	if g.sse != nil && r.URL.Path == PathMessage && post.answered() && !g.sse.waitsOn(r.URL.Query().Get("sessionId")) {
 		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: %d answers wait on the session's event stream, which its client does not read", maxWaitingAnswers))

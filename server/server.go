@@ -118,6 +118,9 @@ type Server struct {
 	// clients holds the sessions mcp-go registered, by id, for the
 	// requests the task front answers (front.go).
 	clients sync.Map
+	// asking holds, by task id, the *asking of the request that asks the
+	// person about the task's pause (askPaused).
+	asking sync.Map
 	// tasksServed is set once a transport that serves tasks (stdio,
 	// streamable HTTP) starts: from then on clients are told of tasks.
 	tasksServed atomic.Bool

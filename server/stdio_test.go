@@ -32,13 +32,22 @@ func TestStdioEndsASessionWhoseClientReadsNoAnswers(t *testing.T) {
 		"front":  `{"jsonrpc":"2.0","id":%d,"method":"tasks/get","params":{}}`, // (refused before the store is read)
 		"mcp-go": `{"jsonrpc":"2.0","id":%d,"method":"ping"}`,
 	} {
-		t.Run(name, func(t *testing.T) { floodStdio(t, request) })
+		t.Run(name, func(t *testing.T) { floodStdio(t, request, false) })
 	}
 }
 
+// A stdio client that reads everything but writes requests answered only
+// when the session ends (subscriptions/listen of 2026-07-28, which mcp-go
+// holds open until then) cannot make the server hold a goroutine per
+// request either: every request is counted from when it is read, and past
+// server.MaxWaitingAnswers the session ends.
+func TestStdioEndsASessionWhoseRequestsAreNeverAnswered(t *testing.T) {
+	floodStdio(t, `{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"notifications":{"toolsListChanged":true}}}`, true)
+}
+
 // floodStdio writes request (its id a %d) to a stdio server without
-// end, reading none of the answers.
-func floodStdio(t *testing.T, request string) {
+// end, reading all the answers or none of them.
+func floodStdio(t *testing.T, request string, reads bool) {
 	s := newServer(t, false)
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -51,6 +60,9 @@ func floodStdio(t *testing.T, request string) {
 	base := runtime.NumGoroutine()
 	done := make(chan error, 1)
 	go func() { done <- s.ServeStdio(t.Context(), inR, outW) }()
+	if reads {
+		go func() { _, _ = io.Copy(io.Discard, outR) }() // (until outR is closed)
+	}
 	const requests = 8 * server.MaxWaitingAnswers // more than the pipes and the queue hold
 	flooded := make(chan error, 1)
 	go func() {
@@ -76,12 +88,16 @@ func floodStdio(t *testing.T, request string) {
 		if err == nil || !strings.Contains(err.Error(), "answers") {
 			t.Errorf("ServeStdio: %v; want the session ended for the answers the client does not read", err)
 		}
-		if n := runtime.NumGoroutine() - base; n > 8 {
+		if n := runtime.NumGoroutine() - base; n > 9 {
 			t.Errorf("%d goroutines left once the session ended", n)
 		}
 	case err := <-flooded:
 		flooded <- err
-		t.Fatalf("the server read all %d requests of a client that reads no answer (%v), holding %d goroutines", requests, err, runtime.NumGoroutine()-base)
+		read := "none"
+		if reads {
+			read = "all"
+		}
+		t.Fatalf("the server read all %d requests of a client that reads %s of the answers (%v), holding %d goroutines", requests, read, err, runtime.NumGoroutine()-base)
 	}
 }
 
@@ -92,37 +108,7 @@ func floodStdio(t *testing.T, request string) {
 // further requests are refused with 429 until the client reads.
 func TestSSERefusesRequestsWhileTheStreamIsNotRead(t *testing.T) {
 	s := newServerWith(t, server.Options{HTTP: config.HTTP{WriteTimeout: time.Hour}}) // (the stream is not dropped meanwhile)
-	base := serve(t, s, server.TransportSSE)
-	addr := strings.TrimPrefix(base, "http://")
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", server.PathSSE, addr)
-	stream := bufio.NewReader(conn)
-	var endpoint string
-	for endpoint == "" {
-		line, err := stream.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p, ok := strings.CutPrefix(line, "data: "); ok {
-			endpoint = strings.TrimSpace(p)
-		}
-	}
-	c := &http.Client{}
-	defer c.CloseIdleConnections()
-	post := func(body string) int {
-		t.Helper()
-		r, err := c.Post(base+endpoint, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, r.Body)
-		r.Body.Close()
-		return r.StatusCode
-	}
+	stream, post := openSSE(t, serve(t, s, server.TransportSSE))
 	post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
 	g0 := runtime.NumGoroutine()
 	const requests = 3 * server.MaxWaitingAnswers
@@ -156,6 +142,59 @@ func TestSSERefusesRequestsWhileTheStreamIsNotRead(t *testing.T) {
 		}
 	}
 	t.Fatalf("all %d requests accepted on a stream nobody reads, holding %d goroutines", requests, runtime.NumGoroutine()-g0)
+}
+
+// openSSE opens a legacy SSE event stream of the server at base, which
+// the test reads, and returns it with a func that POSTs a message to its
+// session and returns the status; the stream is closed when the test ends.
+func openSSE(t *testing.T, base string) (*bufio.Reader, func(body string) int) {
+	t.Helper()
+	addr := strings.TrimPrefix(base, "http://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", server.PathSSE, addr)
+	stream := bufio.NewReader(conn)
+	var endpoint string
+	for endpoint == "" {
+		line, err := stream.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := strings.CutPrefix(line, "data: "); ok {
+			endpoint = strings.TrimSpace(p)
+		}
+	}
+	c := &http.Client{}
+	t.Cleanup(c.CloseIdleConnections)
+	return stream, func(body string) int {
+		t.Helper()
+		r, err := c.Post(base+endpoint, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		return r.StatusCode
+	}
+}
+
+// mcp-go's legacy SSE transport serves a request on a goroutine whose
+// context never ends, not even with its session, and subscriptions/listen
+// (2026-07-28) waits for that context to end: each would hold a goroutine
+// for the life of the process. The guard refuses it there (400), before
+// mcp-go sees it; the session goes on.
+func TestSSERefusesSubscriptionsListen(t *testing.T) {
+	_, post := openSSE(t, serve(t, newServer(t, false), server.TransportSSE))
+	listen := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"notifications":{"toolsListChanged":true}}}`
+	if status := post(listen); status != http.StatusBadRequest {
+		t.Errorf("subscriptions/listen on the legacy SSE transport: status %d, want 400", status)
+	}
+	if status := post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); status != http.StatusAccepted {
+		t.Errorf("a ping after: status %d, want 202", status)
+	}
 }
 
 // More codemode calls awaiting approval on one stdio session than mcp-go's

@@ -309,7 +309,11 @@ func (s *Server) awaitResult(ctx context.Context, sess mcpserver.ClientSession, 
 // elicitation (as the codemode call does), when elicitation is enabled
 // and the client declared it. A question it cannot ask leaves the run
 // waiting for a decision made elsewhere (the console, the command line);
-// such a decision also ends a question still open (whilePaused).
+// such a decision also ends a question still open (whilePaused). One
+// request of this process asks about a pause at a time: another
+// tasks/result for the task (a client's second, or one retried after its
+// first timed out) waits for that one to be done, and asks only if the
+// run is still in the same pause then (the question went unanswered).
 func (s *Server) askPaused(ctx context.Context, sess mcpserver.ClientSession, e *codemode.Execution) error {
 	id := e.ID
 	pending, err := s.rt.Pending(ctx, id)
@@ -321,6 +325,30 @@ func (s *Server) askPaused(ctx context.Context, sess mcpserver.ClientSession, e 
 	}
 	qctx, stop := s.whilePaused(ctx, id, e.UpdatedAt)
 	defer stop()
+	mine := &asking{done: make(chan struct{})}
+	for {
+		v, busy := s.asking.LoadOrStore(id, mine)
+		if !busy {
+			break
+		}
+		select {
+		case <-v.(*asking).done:
+			if v.(*asking).answered {
+				return nil // the person answered about this pause
+			}
+		case <-qctx.Done():
+			return ctx.Err() // (nil: the pause ended)
+		}
+	}
+	defer func() {
+		s.asking.Delete(id)
+		close(mine.done)
+	}()
+	// The pause may have ended since it was read (decided through another
+	// request's question, or elsewhere), before qctx says so.
+	if cur, err := s.taskRun(ctx, id); err != nil || cur.Status != codemode.StatusPaused || !cur.UpdatedAt.Equal(e.UpdatedAt) {
+		return refusalOK(err)
+	}
 	sctx := s.mcp.WithContext(qctx, sess)
 	if len(pending) == 1 && pending[0].Awaits == codemode.AwaitsSignIn {
 		if s.askSignIn(sctx, pending[0]) {
@@ -348,13 +376,21 @@ func (s *Server) askPaused(ctx context.Context, sess mcpserver.ClientSession, e 
 			}
 			return nil
 		}
-		answers[q.key] = res.Action
+		answers[q.key], mine.answered = res.Action, true
 		if res.Action != mcp.ElicitationResponseActionAccept {
 			break
 		}
 	}
 	_, err = s.decide(ctx, id, pending, qs, answers)
 	return err
+}
+
+// asking is one request's asking the person about a task's pause
+// (askPaused): done is closed once it is over, answered set before if the
+// person answered.
+type asking struct {
+	done     chan struct{}
+	answered bool
 }
 
 // whilePaused returns a context that ends with ctx, or once run id is no

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,12 +34,23 @@ import (
 // server awaited, when the test ends.
 func stdioClient(t *testing.T, s *server.Server, caps mcp.ClientCapabilities, opts ...client.ClientOption) *client.Client {
 	t.Helper()
+	return stdioClientReading(t, s, caps, nil, opts...)
+}
+
+// stdioClientReading is stdioClient whose client reads what the server
+// writes through read(the server's output), unless read is nil.
+func stdioClientReading(t *testing.T, s *server.Server, caps mcp.ClientCapabilities, read func(io.Reader) io.Reader, opts ...client.ClientOption) *client.Client {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.ServeStdio(ctx, inR, outW) }()
-	c := client.NewClient(transport.NewIO(outR, inW, nil), opts...)
+	var out io.Reader = outR
+	if read != nil {
+		out = read(outR)
+	}
+	c := client.NewClient(transport.NewIO(out, inW, nil), opts...)
 	t.Cleanup(func() {
 		inW.Close() // the server reads EOF and returns
 		if err := <-done; err != nil {
@@ -606,6 +619,86 @@ func TestTasksOfTheExtension(t *testing.T) {
 			t.Errorf("tasks/get without the extension: %v, want -32021", rpcErr)
 		}
 	})
+}
+
+// pendingReads is the real engine, counting the reads of a run's pending
+// actions.
+type pendingReads struct {
+	server.Engine
+	n atomic.Int64
+}
+
+func (p *pendingReads) wrap(e server.Engine) { p.Engine = e }
+
+func (p *pendingReads) Pending(ctx context.Context, id string) ([]codemode.PendingAction, error) {
+	defer p.n.Add(1)
+	return p.Engine.Pending(ctx, id)
+}
+
+// counting counts the occurrences of s in what is read through it.
+type counting struct {
+	io.Reader
+	s    []byte
+	tail []byte // the last len(s)-1 bytes read: the head of an occurrence read next
+	n    atomic.Int64
+}
+
+func (c *counting) Read(p []byte) (int, error) {
+	n, err := c.Reader.Read(p)
+	seen := append(c.tail, p[:n]...)
+	c.n.Add(int64(bytes.Count(seen, c.s)))
+	c.tail = append([]byte(nil), seen[max(0, len(seen)-len(c.s)+1):]...)
+	return n, err
+}
+
+// Two tasks/result requests for one paused task, at once (a client's
+// second, or one sent again after the first timed out), put the question
+// to the person once: the second waits for the first's question, here
+// answered, approving the run, rather than asking again.
+func TestAPausedTaskIsAskedAboutOnce(t *testing.T) {
+	release := make(chan struct{})
+	asked := make(chan struct{}, 8)
+	hold := func(ctx context.Context, _ mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+		asked <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept}}, nil
+	}
+	reads := &pendingReads{}
+	s := newServerWith(t, server.Options{Elicitation: true, Runtime: reads})
+	questions := &counting{s: []byte(`"method":"elicitation/create"`)}
+	c := stdioClientReading(t, s, mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}},
+		func(r io.Reader) io.Reader { questions.Reader = r; return questions }, client.WithElicitationHandler(elicitFunc(hold)))
+	notes := listenStatus(c)
+	task := createTask(t, c, `(await notes.createNote({ text: "asked once" })).text`)
+	notes.waitFor(t, task.TaskId, "input_required") // the follower has read the pause: from here only tasks/result does
+	results := make(chan error, 2)
+	result := func() {
+		go func() {
+			r, err := c.TaskResult(context.Background(), mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: task.TaskId}})
+			if err == nil && (len(r.Content) != 1 || !strings.Contains(r.Content[0].(mcp.TextContent).Text, `"status":"completed"`)) {
+				err = fmt.Errorf("result %+v, want the run completed", r.Content)
+			}
+			results <- err
+		}()
+	}
+	result()
+	fixture.Wait(t, "the question of the first tasks/result", asked)
+	before := reads.n.Load()
+	result()
+	fixture.Until(t, "the second tasks/result reading what the task waits for", func() bool { return reads.n.Load() > before })
+	close(release)
+	for range 2 {
+		if err := fixture.Wait(t, "tasks/result", results); err != nil {
+			t.Errorf("tasks/result: %v", err)
+		}
+	}
+	if n := questions.n.Load(); n != 1 {
+		t.Errorf("the person was asked %d times about one pause, want once", n)
+	}
 }
 
 func TestTaskResultEndsWhenTheTaskIsDecidedElsewhere(t *testing.T) {

@@ -48,7 +48,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	std := mcpserver.NewStdioServer(s.mcp)
 	std.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	std.SetContextFunc(func(ctx context.Context) context.Context {
-		r.sess, r.ctx = mcpserver.ClientSessionFromContext(ctx), ctx
+		r.sess = mcpserver.ClientSessionFromContext(ctx)
 		return ctx
 	})
 	err := std.Listen(ctx, r, w)

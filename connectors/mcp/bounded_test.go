@@ -22,8 +22,9 @@ func TestRemoteOverlongAnswerFailsTheCall(t *testing.T) {
 	}
 }
 
-// boundedBody bounds a JSON body whole and an event stream per event:
-// events of any number, each under the bound, pass; one over it fails.
+// boundedBody bounds a JSON body whole, and eventBody an event stream per
+// event: events of any number, each under the bound, pass; one over it
+// fails.
 func TestBoundedBody(t *testing.T) {
 	half := func() io.Reader { return io.LimitReader(repeat('x'), maxMessage/2+1) }
 	over := func() io.Reader { return io.LimitReader(repeat('x'), maxMessage+1) }
@@ -42,12 +43,32 @@ func TestBoundedBody(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// Every read is full, so a read holds the end of one event and the
 			// start of the next.
-			b := &boundedBody{ReadCloser: io.NopCloser(full{io.MultiReader(tc.body...)}), events: tc.events, blank: true}
+			var b io.Reader = &boundedBody{ReadCloser: io.NopCloser(full{io.MultiReader(tc.body...)})}
+			if tc.events {
+				b = &eventBody{ReadCloser: io.NopCloser(full{io.MultiReader(tc.body...)})}
+			}
 			_, err := io.Copy(io.Discard, b)
 			if got := errors.Is(err, errTooLarge); got != tc.fails {
 				t.Errorf("read error = %v, want too large: %v", err, tc.fails)
 			}
 		})
+	}
+}
+
+// An event stream's event nested deeper than encoding/json goes is
+// flattened, its data lines joined as a reader joins them and written
+// back, its other lines kept; the events around it are handed on as they
+// came, and so is one the stream ends inside.
+func TestEventBodyFlattens(t *testing.T) {
+	open, closed := strings.Repeat("[", maxDepth+1), strings.Repeat("]", maxDepth+1)
+	stream := "id: 1\r\nevent: message\r\ndata: {\"a\":" + open[:5000] + "\r\ndata:" + open[5000:] + closed + "}\r\n\r\n" +
+		": a comment\ndata: {\"b\":1}\n\n" + "data: " + open
+	want := "id: 1\r\nevent: message\r\n" +
+		"data: {\"a\":" + open[:5000] + "\ndata: " + open[5000:maxDepth-1] + string(tooDeep) + closed[:maxDepth-1] + "}\n\r\n" +
+		": a comment\ndata: {\"b\":1}\n\n" + "data: " + open
+	got, err := io.ReadAll(&eventBody{ReadCloser: io.NopCloser(strings.NewReader(stream))})
+	if err != nil || string(got) != want {
+		t.Errorf("read %.200q…, %v\nwant %.200q…", got, err, want)
 	}
 }
 

@@ -128,6 +128,9 @@ type startResult struct {
 	s     *session
 	tools []connectors.Tool
 	err   error
+	// stopped: Open's context ended the start (err says why), as at a
+	// shutdown: it is not the server's failure.
+	stopped bool
 }
 
 // startTimeoutError is why a server that has not answered within
@@ -202,7 +205,7 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 		cancel(late)
 		r := <-results
 		if r.err != nil {
-			r.err = late
+			r.err, r.stopped = late, true
 		}
 		c.settle(r)
 		return c, nil
@@ -245,9 +248,12 @@ func (c *Connector) settle(r startResult) bool {
 		c.mu.Lock()
 		c.down = err
 		c.mu.Unlock()
-		if refused(err) {
+		switch {
+		case r.stopped:
+			c.logger.Info("the MCP server's start was stopped before it finished; starting it again in the background until the connector is closed", "why", err)
+		case refused(err):
 			c.logger.Warn("the MCP server refused the request; trying again in the background at the longest restart delay", "err", err, "every", c.backoff.Limit())
-		} else {
+		default:
 			c.logger.Warn("the MCP server could not be reached; retrying in the background", "err", err, "first", c.backoff.Delay(1), "max", c.backoff.Limit())
 		}
 		c.recovering.Go(c.recover)
@@ -315,6 +321,9 @@ func (c *Connector) recover() {
 // the end.
 func (c *Connector) startError(s *session, err error) error {
 	if r := refusal(err); r != nil {
+		if errors.Is(r, errForbidden) {
+			return r // it says what to do
+		}
 		return fmt.Errorf("%w; %s", r, c.cfg.tokenHint())
 	}
 	err = saidOnce(err)
@@ -716,7 +725,8 @@ func (e *callEnded) Unwrap() error { return e.cause }
 
 // callError reports a failed call: a sign-in needed as such (wrapping
 // connectors.SignInRequired); the caller's cancellation or the call
-// timeout as such; a session that ended, or a transport failure, as a
+// timeout as such; a 403 to the configured credentials as their refusal
+// (errForbidden); a session that ended, or a transport failure, as a
 // disconnection (retiring the session); a JSON-RPC error from the server as
 // it is.
 func (c *Connector) callError(ctx context.Context, s *session, name string, err error) error {
@@ -729,6 +739,10 @@ func (c *Connector) callError(ctx context.Context, s *session, name string, err 
 	switch {
 	case errors.As(err, &ended) && ended.cause != context.Cause(s.ctx): // not the session's end
 		return fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, name, ended.cause)
+	case errors.Is(err, errForbidden):
+		// The server refused this request, not the session: the call
+		// fails alone.
+		return fmt.Errorf("mcp connector %q: call %s: %w", c.cfg.Name, name, cmp.Or(refusal(err), err))
 	case ended != nil, transportFailed(s, err) && ctx.Err() == nil:
 		return c.failure(s, name, err)
 	}

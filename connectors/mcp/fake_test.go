@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -27,6 +28,14 @@ type fakeServer struct {
 	methods  []string                   // the methods it was sent, in order
 	headers  []http.Header
 	hang     string // a method it never answers (until the connection closes)
+	onHang   func() // called when it gets the method it never answers
+	// events makes it answer with an event stream (see eventData) instead
+	// of JSON.
+	events bool
+	// sse, when set, makes it a legacy SSE server: a GET opens the event
+	// stream, whose endpoint is its URL, and a POST is accepted there,
+	// its answer sent on the stream through sse.
+	sse chan string
 	// pings, when set, makes it answer tools/call with an event stream of
 	// that many ping requests before the result, and hold every answer
 	// posted to it (until the connection closes), each told on answered.
@@ -57,7 +66,21 @@ func startFake(t *testing.T, pages map[string]string, calls map[string]string) (
 func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.headers = append(f.headers, r.Header.Clone())
+	sse := f.sse
 	f.mu.Unlock()
+	if r.Method == http.MethodGet && sse != nil {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: endpoint\ndata: "+r.URL.Path+"\n\n")
+		for {
+			w.(http.Flusher).Flush()
+			select {
+			case msg := <-sse:
+				_, _ = io.WriteString(w, "event: message\ndata: "+eventData(msg)+"\n\n")
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}
 	if r.Method != http.MethodPost {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
@@ -81,7 +104,7 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	hang := f.hang == req.Method
-	pings, answered := f.pings, f.answered
+	pings, answered, onHang, events := f.pings, f.answered, f.onHang, f.events
 	f.mu.Unlock()
 	if req.Method == "" && answered != nil { // an answer to a ping
 		answered <- struct{}{}
@@ -97,6 +120,9 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if hang {
+		if onHang != nil {
+			onHang()
+		}
 		<-r.Context().Done()
 		return
 	}
@@ -117,12 +143,29 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		result = f.calls[req.Params.Name]
 	}
 	f.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
+	msg := `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + result + `}`
 	if result == "" {
-		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":-32601,"message":"method not found"}}`)
-		return
+		msg = `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32601,"message":"method not found"}}`
 	}
-	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":`+result+`}`)
+	switch {
+	case sse != nil:
+		w.WriteHeader(http.StatusAccepted)
+		sse <- msg
+	case events:
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: message\ndata: "+eventData(msg)+"\n\n")
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, msg)
+	}
+}
+
+// eventData is msg as the data of an event: on one line, or, where it has
+// a run of 128 brackets, on as many as it has runs (a reader joins them
+// with line breaks, which JSON takes for spaces).
+func eventData(msg string) string {
+	run := strings.Repeat("[", 128)
+	return strings.ReplaceAll(msg, run, run+"\ndata: ")
 }
 
 func (f *fakeServer) seenHeaders() []http.Header {

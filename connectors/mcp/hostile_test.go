@@ -117,21 +117,45 @@ func TestHostileToolDefinitions(t *testing.T) {
 }
 
 // TestTooDeepToolIsLeftOut lists a page with a tool whose schema is
-// nested deeper than encoding/json goes, over stdio and as a JSON answer
-// over HTTP: that tool is left out with a warning naming it, and the
-// others are listed (over stdio the page was dropped, and the listing
-// waited for it; over HTTP it failed). Over stdio a call result that deep
-// fails the call, saying so.
+// nested deeper than encoding/json goes, and calls a tool whose result is
+// that deep, over stdio, streamable HTTP answering JSON or an event
+// stream, and legacy SSE: the tool is left out with a warning naming it,
+// and the others are listed; the call fails alone, saying the result is
+// too deep, and the session is kept. Before, over stdio the page was
+// dropped and the listing waited for it; as JSON the page failed and the
+// call retired the session as a transport failure; as events (legacy SSE
+// or streamable HTTP) the message was dropped, the listing left waiting
+// until the start timed out.
 func TestTooDeepToolIsLeftOut(t *testing.T) {
 	deep := strings.Repeat(`[`, maxDepth+1) + strings.Repeat(`]`, maxDepth+1)
 	page := `{"tools":[{"name":"ok"},{"name":"deep","inputSchema":{"type":"object","default":` + deep + `}},{"name":"flood"}]}`
-	_, url := startFake(t, map[string]string{"": page}, nil)
-	for name, cfg := range map[string]Config{
-		"stdio": {Name: "hostile", Command: os.Args[0], Env: map[string]string{pageEnv: page, resultEnv: `{"content":[],"structuredContent":` + deep + `}`}},
-		"http":  {Name: "hostile", URL: url},
+	result := `{"content":[],"structuredContent":` + deep + `}`
+	fake := func(events, sse bool) func(t *testing.T) Config {
+		return func(t *testing.T) Config {
+			f, url := startFake(t, map[string]string{"": page}, map[string]string{"flood": result})
+			f.mu.Lock()
+			f.events = events
+			if sse {
+				f.sse = make(chan string, 16)
+			}
+			f.mu.Unlock()
+			return Config{Name: "hostile", URL: url, SSE: sse}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		config func(t *testing.T) Config
+	}{
+		{"stdio", func(*testing.T) Config {
+			return Config{Name: "hostile", Command: os.Args[0], Env: map[string]string{pageEnv: page, resultEnv: result}}
+		}},
+		{"http", fake(false, false)},
+		{"http events", fake(true, false)},
+		{"sse", fake(false, true)},
 	} {
-		t.Run(name, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{}
+			cfg := tc.config(t)
 			cfg.Logger = slog.New(rec)
 			c := dial(t, cfg)
 			tools, err := c.Tools(context.Background())
@@ -151,12 +175,18 @@ func TestTooDeepToolIsLeftOut(t *testing.T) {
 			if len(skipped) != 1 {
 				t.Errorf("%d warnings naming the tool too deep, want 1", len(skipped))
 			}
-			if name != "stdio" {
-				return
-			}
+			c.mu.RLock()
+			s := c.sess
+			c.mu.RUnlock()
 			_, err = c.Call(context.Background(), "flood", nil)
-			if err == nil || !strings.Contains(err.Error(), "the result is nested more than 10000 levels deep") {
-				t.Errorf("Call = %v, want an error saying the result is too deep", err)
+			if err == nil || !strings.Contains(err.Error(), "the result is nested more than 10000 levels deep") || !strings.Contains(err.Error(), `"hostile"`) {
+				t.Errorf("Call = %v, want an error naming the connector and saying the result is too deep", err)
+			}
+			c.mu.RLock()
+			kept := c.sess == s && s.alive()
+			c.mu.RUnlock()
+			if !kept {
+				t.Errorf("the call too deep ended the session")
 			}
 		})
 	}

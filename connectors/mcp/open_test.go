@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +107,54 @@ func TestCloseDuringBackoff(t *testing.T) {
 func TestOpenConfigError(t *testing.T) {
 	if _, err := Open(context.Background(), Config{Name: "fx"}); err == nil {
 		t.Fatal("Open without a command or URL succeeded")
+	}
+}
+
+// Open's context ending while the server is starting (a shutdown's
+// signal) stops the start: the connector is down saying why, and the log
+// says the start was stopped, not that the server could not be reached
+// (it warned so); so does a call's context ending while it starts a new
+// session (it warned that the server could not be reconnected).
+func TestStoppedStartSaysSo(t *testing.T) {
+	f, url := startFake(t, map[string]string{"": `{"tools":[{"name":"t"}]}`}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	f.mu.Lock()
+	f.hang, f.onHang = "initialize", cancel
+	f.mu.Unlock()
+	rec := &recorder{}
+	first, err := Open(ctx, Config{Name: "slow", URL: url, StartTimeout: time.Hour, RestartDelay: time.Hour, Logger: slog.New(rec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = first.Close() })
+	if err := first.Down(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Down() = %v, want the start stopped (context canceled)", err)
+	}
+	said := func(r map[string]string) bool {
+		return strings.HasPrefix(r["msg"], "the MCP server's start was stopped before it finished")
+	}
+	unreachable := func(r map[string]string) bool { return strings.HasPrefix(r["msg"], "the MCP server could not be") }
+	if len(rec.find(unreachable)) > 0 || len(rec.find(said)) != 1 {
+		t.Errorf("logged %v\nwant that the start was stopped, not that the server could not be reached", rec.find(func(map[string]string) bool { return true }))
+	}
+
+	rec = &recorder{}
+	f.mu.Lock()
+	f.hang = ""
+	f.mu.Unlock()
+	c := dial(t, Config{Name: "slow", URL: url, Logger: slog.New(rec)})
+	ctx, cancel = context.WithCancel(context.Background())
+	f.mu.Lock()
+	f.hang, f.onHang = "initialize", cancel
+	f.mu.Unlock()
+	c.mu.RLock()
+	s := c.sess
+	c.mu.RUnlock()
+	c.retire(s, false)
+	if _, err := c.Call(ctx, "t", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Call = %v, want the start stopped (context canceled)", err)
+	}
+	if len(rec.find(unreachable)) > 0 || len(rec.find(said)) != 1 {
+		t.Errorf("logged %v\nwant that the start was stopped, not that the server could not be reached", rec.find(func(map[string]string) bool { return true }))
 	}
 }

@@ -175,7 +175,12 @@ func (c *Connector) reconnect(ctx context.Context) (*session, error) {
 		if errors.Is(err, ErrClosed) {
 			return nil, err
 		}
-		c.logger.Warn("the MCP server could not be "+verb, "err", err)
+		if ctx.Err() != nil {
+			// The caller gave up (a shutdown, say), not the server.
+			c.logger.Info("the MCP server's start was stopped before it finished", "why", context.Cause(ctx))
+		} else {
+			c.logger.Warn("the MCP server could not be "+verb, "err", err)
+		}
 		return nil, fmt.Errorf("%s: the MCP server could not be %s: %w; it will be tried again on the next call", c.cfg.Name, verb, err)
 	}
 	changed := !reflect.DeepEqual(old, tools)

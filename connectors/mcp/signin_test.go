@@ -306,7 +306,10 @@ func TestElicit(t *testing.T) {
 // tokenServer starts the fixture MCP server over streamable HTTP behind a
 // server that wants the static token "right" (no OAuth: every other path
 // is a 404), answering any other request 401 with a Bearer challenge
-// whose description echoes the Authorization header it got.
+// whose description echoes the Authorization header it got; except that
+// it answers 403 insufficient_scope to every request with the token
+// "narrow", and to the tools/call requests with the token "partial",
+// whose other requests it serves.
 func tokenServer(t *testing.T) string {
 	t.Helper()
 	target, err := url.Parse(fixture.StartHTTP(t, false))
@@ -315,10 +318,16 @@ func tokenServer(t *testing.T) string {
 	}
 	next := fixture.Proxy(t, target.String())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token := r.Header.Get("Authorization")
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		switch {
 		case r.URL.Path != target.Path:
 			http.NotFound(w, r)
-		case r.Header.Get("Authorization") == "Bearer right":
+		case token == "Bearer narrow", token == "Bearer partial" && bytes.Contains(body, []byte(`"method":"tools/call"`)):
+			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="write", error_description="the token cannot write"`)
+			w.WriteHeader(http.StatusForbidden)
+		case token == "Bearer right", token == "Bearer partial":
 			next.ServeHTTP(w, r)
 		default:
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="`+cmp.Or(r.Header.Get("Authorization"), "no token")+` is not accepted"`)
@@ -386,5 +395,44 @@ func TestRefusedCredentialsWaitTheLongestDelay(t *testing.T) {
 	waiting := rec.await(t, 0, func(r map[string]string) bool { return r["msg"] == "waiting before the MCP server is reconnected" })
 	if d, err := time.ParseDuration(waiting["delay"]); err != nil || d < 59*time.Minute {
 		t.Errorf("the next try waits %s, want the longest delay, 1h", waiting["delay"])
+	}
+}
+
+// A server that answers 403 to the configured credentials refuses them
+// too: they lack a permission it wants. Refused at start, the connector
+// is down with an error saying so, what the server said and what to do,
+// and tried again at the longest restart delay (it was taken for a legacy
+// SSE server, "server returned 4xx for initialize POST", and retried at
+// the shortest). Refused for one call, that call fails alone, saying so,
+// and the session is kept (it was taken for a transport failure, which
+// retired the session).
+func TestForbiddenCredentials(t *testing.T) {
+	server := tokenServer(t)
+	rec := &recorder{}
+	c := open(t, Config{Name: "remote", URL: server, Headers: map[string]string{"Authorization": "Bearer narrow"},
+		RestartDelay: time.Millisecond, MaxRestartDelay: time.Hour, Logger: slog.New(rec)})
+	err := c.Down()
+	if msg := fmt.Sprint(err); !errors.Is(err, errCredentialsRefused) || !strings.Contains(msg, "403 Forbidden: insufficient_scope: the token cannot write") ||
+		!strings.Contains(msg, "give them the permission (scope) the server asks for") {
+		t.Fatalf("Down() = %v\nwant the credentials refused (403), the server's words, what to do", err)
+	}
+	waiting := rec.await(t, 0, func(r map[string]string) bool { return r["msg"] == "waiting before the MCP server is reconnected" })
+	if d, err := time.ParseDuration(waiting["delay"]); err != nil || d < 59*time.Minute {
+		t.Errorf("the next try waits %s, want the longest delay, 1h", waiting["delay"])
+	}
+
+	c = dial(t, Config{Name: "remote", URL: server, Headers: map[string]string{"Authorization": "Bearer partial"}})
+	c.mu.RLock()
+	s := c.sess
+	c.mu.RUnlock()
+	_, err = c.Call(context.Background(), "echo", json.RawMessage(`{"message":"hi"}`))
+	if msg := fmt.Sprint(err); !errors.Is(err, errCredentialsRefused) || !strings.Contains(msg, `"remote": call echo: `) || !strings.Contains(msg, "the token cannot write") {
+		t.Errorf("Call = %v\nwant the call refused (403), naming the connector and the tool, with the server's words", err)
+	}
+	c.mu.RLock()
+	kept := c.sess == s && s.alive()
+	c.mu.RUnlock()
+	if !kept {
+		t.Errorf("a 403 to one call ended the session")
 	}
 }

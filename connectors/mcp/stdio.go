@@ -129,7 +129,7 @@ const idleGrace = 2 * time.Millisecond
 const readBuffer = 64 << 10
 
 // maxMessage bounds one message from a server (a line on a stdio
-// server's stdout, a remote server's JSON answer or event: boundedBody),
+// server's stdout, a remote server's JSON answer or event: boundedBodies),
 // so that a server writing without end is not gathered without end: past
 // it the transport ends (errLongLine) or the request fails. A result that
 // large could not reach a program in a sandbox worker either (its frames

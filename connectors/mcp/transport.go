@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -233,27 +234,39 @@ func namesVersions(result json.RawMessage) bool {
 // events, each ended by an empty line, so a session's long-lived stream
 // may carry any number of them. Past the bound the body's read fails
 // (errTooLarge), which fails the request or ends the stream.
+//
+// It also flattens each message (flatten), as readLine does: mcp-go
+// decodes a message with encoding/json, which refuses one nested deeper
+// than maxDepth whole, so one tool that deep failed its whole tools/list
+// page, a call result that deep failed its call as a transport failure
+// (retiring the session), and over an event stream (legacy SSE, or a
+// streamable-HTTP answer as events) the message was dropped, its request
+// left waiting for an answer that never came. Flattened, the message is
+// decoded, and the value too deep is what decodeToolPage leaves out and
+// decodeCallResult refuses, naming it.
 type boundedBodies struct{ http.RoundTripper }
 
-// RoundTrip bounds the answer's body. A tools/list page answered as JSON (the request's context has a rawSink
-// that admits pages) is read whole here and flattened, so that a tool
-// nested deeper than encoding/json goes is left out (decodeToolPage)
-// rather than failing mcp-go's decoding of every tool of the page.
+// RoundTrip bounds the answer's body: an event stream event by event
+// (eventBody); a JSON answer read whole here and flattened; any other,
+// read as it comes (boundedBody).
 func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := b.RoundTripper.RoundTrip(req)
 	if err != nil {
 		return resp, err
 	}
-	ct := resp.Header.Get("Content-Type")
-	resp.Body = &boundedBody{ReadCloser: resp.Body, events: strings.HasPrefix(ct, "text/event-stream"), blank: true}
-	if sink, ok := req.Context().Value(sinkKey{}).(*rawSink); ok && sink.admit != nil && strings.HasPrefix(ct, "application/json") {
-		body, err := io.ReadAll(resp.Body)
+	switch ct := resp.Header.Get("Content-Type"); {
+	case strings.HasPrefix(ct, "text/event-stream"):
+		resp.Body = &eventBody{ReadCloser: resp.Body}
+	case strings.HasPrefix(ct, "application/json"):
+		body, err := io.ReadAll(&boundedBody{ReadCloser: resp.Body})
 		_ = resp.Body.Close()
 		if err != nil {
 			return nil, err
 		}
 		body, _ = flatten(body)
 		resp.Body = io.NopCloser(bytes.NewReader(body))
+	default:
+		resp.Body = &boundedBody{ReadCloser: resp.Body}
 	}
 	return resp, nil
 }
@@ -261,13 +274,10 @@ func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 // errTooLarge is why a remote server's message was not read.
 var errTooLarge = fmt.Errorf("the server sent a message of more than %d MiB", maxMessage>>20)
 
-// boundedBody counts the bytes of the message being read: of the whole
-// body, or, for an event stream, of the event since the last empty line.
+// boundedBody is a body read as one message of at most maxMessage bytes.
 type boundedBody struct {
 	io.ReadCloser
-	events bool
-	n      int  // bytes of the current message
-	blank  bool // (events) the line being read is empty so far: only \r, at a line's start
+	n int // bytes read
 }
 
 // Read hands on nothing of the read that crosses the bound, so a decoder
@@ -277,44 +287,113 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 		return 0, errTooLarge
 	}
 	n, err := b.ReadCloser.Read(p)
-	if !b.events {
-		b.n += n
-	} else {
-		b.count(p[:n])
-	}
-	if b.n > maxMessage {
+	if b.n += n; b.n > maxMessage {
 		return 0, errTooLarge
 	}
 	return n, err
 }
 
-// count adds p to the current event, an empty line (\n or \r\n) ending it.
-func (b *boundedBody) count(p []byte) {
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			b.n += len(p)
-			b.blank = b.blank && len(bytes.Trim(p, "\r")) == 0
-			return
+// eventBody is an event stream handed on event by event: an event (its
+// lines up to the empty line that ends it) is gathered, at most maxMessage
+// bytes of it, and flattened (flattenEvent) before it is read. Gathering
+// delays nothing: mcp-go acts on an event once it has ended. An event the
+// stream ends inside is handed on as it is.
+type eventBody struct {
+	io.ReadCloser
+	out  []byte // ended events, to be read
+	in   []byte // the event being gathered
+	line int    // in[line:] is its line not yet ended
+	seen int    // in[:seen] has been looked at for line ends
+	err  error  // what ended the stream (or errTooLarge)
+}
+
+func (b *eventBody) Read(p []byte) (int, error) {
+	for len(b.out) == 0 {
+		end := b.eventEnd()
+		switch {
+		case end > maxMessage, end < 0 && len(b.in) > maxMessage:
+			b.in, b.line, b.seen, b.err = nil, 0, 0, errTooLarge
+			return 0, errTooLarge
+		case end >= 0:
+			b.out, b.in, b.line, b.seen = flattenEvent(b.in[:end]), b.in[end:], 0, 0
+		case b.err != nil && len(b.in) == 0:
+			return 0, b.err
+		case b.err != nil:
+			b.out, b.in, b.line, b.seen = b.in, nil, 0, 0
+		default:
+			b.in = slices.Grow(b.in, max(32<<10, len(b.in)))
+			n, err := b.ReadCloser.Read(b.in[len(b.in):cap(b.in)])
+			b.in, b.err = b.in[:len(b.in)+n], err
 		}
-		if b.blank && len(bytes.Trim(p[:i], "\r")) == 0 {
-			b.n = 0 // an empty line: the event ended
-		} else if b.n += i + 1; b.n > maxMessage {
-			return // over the bound: what follows does not matter
-		}
-		b.blank, p = true, p[i+1:]
 	}
+	n := copy(p, b.out)
+	b.out = b.out[n:]
+	return n, nil
+}
+
+// eventEnd returns the length of the event gathered, up to and with the
+// empty line (\n, \r\n) that ends it, or -1 when it has not ended yet.
+func (b *eventBody) eventEnd() int {
+	for {
+		i := bytes.IndexByte(b.in[b.seen:], '\n')
+		if i < 0 {
+			b.seen = len(b.in)
+			return -1
+		}
+		end := b.seen + i + 1
+		b.seen = end
+		if len(bytes.TrimRight(b.in[b.line:end], "\r\n")) == 0 {
+			return end
+		}
+		b.line = end
+	}
+}
+
+// flattenEvent returns ev, an event ended by an empty line, with its data
+// flattened when it is nested deeper than maxDepth: its data lines,
+// joined with line breaks as a reader of the stream joins them, are
+// flattened and written back as data lines (whose breaks, outside JSON
+// strings, are spaces to JSON) after its other lines.
+func flattenEvent(ev []byte) []byte {
+	if shallow(ev) {
+		return ev
+	}
+	var fields, data [][]byte
+	for line := range bytes.Lines(ev) {
+		if value, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte("data:")); ok {
+			data = append(data, bytes.TrimPrefix(value, []byte(" ")))
+		} else {
+			fields = append(fields, line)
+		}
+	}
+	flat, cut := flatten(bytes.Join(data, []byte("\n")))
+	if !cut {
+		return ev
+	}
+	empty := fields[len(fields)-1] // the line that ends ev
+	out := bytes.Join(fields[:len(fields)-1], nil)
+	for piece := range bytes.SplitSeq(flat, []byte("\n")) {
+		out = append(append(append(out, "data: "...), piece...), '\n')
+	}
+	return append(out, empty...)
 }
 
 // errCredentialsRefused is wrapped by the error of a request whose
 // configured Authorization header the server refused.
 var errCredentialsRefused = errors.New("the server refused the configured credentials (the Authorization header)")
 
+// errForbidden is wrapped by the error of a request the server refused
+// (403 Forbidden) although it carried the configured Authorization
+// header: the credentials lack a permission (a scope) it wants, for that
+// request or for any.
+var errForbidden = fmt.Errorf("%w: 403 Forbidden", errCredentialsRefused)
+
 // refusedCredentials fails a request that carried an Authorization header
 // (the connector's headers: an OAuth session's token is set below it, on
-// a copy) and was answered 401, with an error saying so and what the
-// server said of why (oauth.Refusal, scrubbed): mcp-go would say only
-// "authorization required".
+// a copy) and was answered 401 or 403, with an error saying so and what
+// the server said of why (oauth.Refusal, scrubbed): mcp-go would say only
+// "authorization required" for a 401, and for a 403 to initialize that
+// the server is likely a legacy SSE one.
 type refusedCredentials struct {
 	http.RoundTripper
 	scrub *scrub.Scrubber
@@ -322,14 +401,17 @@ type refusedCredentials struct {
 
 func (t refusedCredentials) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.RoundTripper.RoundTrip(req)
-	if err != nil || resp.StatusCode != http.StatusUnauthorized || req.Header.Get("Authorization") == "" {
+	if err != nil || resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden || req.Header.Get("Authorization") == "" {
 		return resp, err
 	}
 	said := oauth.Refusal(resp.Header.Values("WWW-Authenticate"))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
-	if said == "" {
-		return nil, fmt.Errorf("%w: 401 Unauthorized", errCredentialsRefused)
+	if said != "" {
+		said = ": " + t.scrub.String(said)
 	}
-	return nil, fmt.Errorf("%w: 401 Unauthorized: %s", errCredentialsRefused, t.scrub.String(said))
+	if resp.StatusCode == http.StatusForbidden {
+		return nil, fmt.Errorf("%w%s; give them the permission (scope) the server asks for, or configure credentials that have it", errForbidden, said)
+	}
+	return nil, fmt.Errorf("%w: 401 Unauthorized%s", errCredentialsRefused, said)
 }

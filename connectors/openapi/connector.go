@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/origin"
@@ -35,8 +36,11 @@ type Connector struct {
 	derived  *derivation // read only
 	pinned   bool        // base_url is configured (see pinnedServer)
 
-	storing    sync.WaitGroup               // the derivation being written to the cache
-	specDoc    func() (specDocument, error) // the document parsed, on the first spec call
+	storing    sync.WaitGroup // the derivation being written to the cache
+	doc        *document      // read again by spec
+	specMu     sync.Mutex
+	specDoc    *specDocument // the document parsed, kept specKeep after a spec call
+	specDrop   *time.Timer   // forgets specDoc
 	routesOnce sync.Once
 	routes     []route // every operation request can reach, made on the first Route
 	byKey      map[routeKey][]int
@@ -64,7 +68,10 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, sc.Error(err)
 	}
-	c := &Connector{name: cfg.Name, scrub: sc, filter: f, derived: d, pinned: cfg.BaseURL != "", specDoc: sync.OnceValues(doc.parsed)}
+	if doc.read != nil {
+		doc.raw = nil // spec reads it again: a connector lives as long as the server
+	}
+	c := &Connector{name: cfg.Name, scrub: sc, filter: f, derived: d, pinned: cfg.BaseURL != "", doc: doc}
 	c.warnings = append(slices.Clone(doc.warnings), d.Warnings...)
 	base, why := baseURL(cfg.BaseURL, d.Server, doc.url)
 	if why == "" {
@@ -301,7 +308,7 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 	op := c.ops[tool]
 	switch {
 	case tool == methodSpec:
-		return c.spec(args)
+		return c.spec(ctx, args)
 	case tool == methodRequest:
 		tg, _, err := c.routeRequest(args)
 		if err != nil {
@@ -319,13 +326,15 @@ func (c *Connector) Call(ctx context.Context, tool string, args json.RawMessage)
 	return c.calls.call(ctx, op, args)
 }
 
-// Close stops a token request under way, closes idle connections and
-// waits for the derivation to be written to the cache. Calls must have
-// returned. It is safe to call more than once.
+// Close stops a token request under way, closes idle connections,
+// forgets the document spec parsed and waits for the derivation to be
+// written to the cache. Calls must have returned. It is safe to call more
+// than once.
 func (c *Connector) Close() error {
 	if c.calls != nil {
 		c.calls.close()
 	}
+	c.forgetSpec()
 	c.storing.Wait()
 	return nil
 }
@@ -334,9 +343,44 @@ func (c *Connector) Close() error {
 // (what the execution log keeps of one value by default).
 const specWholeLimit = 1 << 20
 
+// specKeep is how long spec keeps the document parsed after a call: a
+// program asking for many parts parses it once (GitHub's took 50–100 ms
+// and a hundred megabytes a call), and a server whose programs stopped
+// asking does not hold it (GitHub's is about 35 MB parsed).
+const specKeep = 2 * time.Minute
+
+// specDocument returns the document parsed, parsing it when it is not
+// kept, and keeps it specKeep longer.
+func (c *Connector) specDocument(ctx context.Context) (*specDocument, error) {
+	c.specMu.Lock()
+	defer c.specMu.Unlock()
+	if c.specDoc == nil {
+		d, err := c.doc.parsed(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.specDoc = &d
+	}
+	if c.specDrop == nil {
+		c.specDrop = time.AfterFunc(specKeep, c.forgetSpec)
+	}
+	c.specDrop.Reset(specKeep)
+	return c.specDoc, nil
+}
+
+// forgetSpec forgets the document spec parsed.
+func (c *Connector) forgetSpec() {
+	c.specMu.Lock()
+	defer c.specMu.Unlock()
+	if c.specDrop != nil {
+		c.specDrop.Stop()
+	}
+	c.specDoc = nil
+}
+
 // spec returns the document as JSON, or with {pointer} the part of it a
 // JSON pointer names.
-func (c *Connector) spec(args json.RawMessage) (connectors.Result, error) {
+func (c *Connector) spec(ctx context.Context, args json.RawMessage) (connectors.Result, error) {
 	var a struct {
 		Pointer string `json:"pointer"`
 	}
@@ -345,7 +389,7 @@ func (c *Connector) spec(args json.RawMessage) (connectors.Result, error) {
 			return connectors.Result{IsError: true, Message: "spec: " + err.Error()}, nil
 		}
 	}
-	doc, err := c.specDoc()
+	doc, err := c.specDocument(ctx)
 	if err != nil {
 		return connectors.Result{}, err
 	}
@@ -359,10 +403,10 @@ func (c *Connector) spec(args json.RawMessage) (connectors.Result, error) {
 	if n == nil {
 		return connectors.Result{IsError: true, Message: fmt.Sprintf("spec: nothing at %q in the document", a.Pointer)}, nil
 	}
-	part := n.appendJSON(nil)
-	if len(part) > specWholeLimit {
+	part, ok := n.appendJSONWithin(nil, specWholeLimit)
+	if !ok {
 		return connectors.Result{IsError: true, Message: fmt.Sprintf(
-			"spec: the part at %q is %d KiB, too large to return; ask for a smaller part, one of its members or items", a.Pointer, len(part)>>10)}, nil
+			"spec: the part at %q is larger than %d KiB, too large to return; ask for a smaller part, one of its members or items", a.Pointer, specWholeLimit>>10)}, nil
 	}
 	return connectors.Result{Value: c.scrub.JSON(part)}, nil
 }

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/origin"
@@ -39,10 +38,35 @@ type document struct {
 	// warnings say why a cached copy was used.
 	warnings []string
 
-	// bytes returns the document as read (JSON or YAML). A file whose
-	// identity matched the cache's record (see openFile) is read only
-	// when its bytes are needed (to derive, or for spec).
-	bytes func() ([]byte, error)
+	// raw is the document as read at start (JSON or YAML); nil for a
+	// file whose identity matched the cache's record (see openFile),
+	// which is read only when its bytes are needed (to derive, or for
+	// spec). read reads it again, from the file or the cache's copy of a
+	// fetched one, refusing bytes that are no longer the document; nil
+	// when raw is its only copy. New keeps raw only then: a connector
+	// lives as long as the server, and spec is rarely called.
+	raw  []byte
+	read func() ([]byte, error)
+}
+
+// bytes returns the document as read (JSON or YAML).
+func (d *document) bytes() ([]byte, error) {
+	if d.raw != nil || d.read == nil {
+		return d.raw, nil
+	}
+	return d.read()
+}
+
+// readAgain reads the document of hash again from the file at loc; what
+// names it in errors (the file, or the URL of the cached copy).
+func readAgain(loc, what, hash string) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		raw, err := readFile(loc, "the OpenAPI document", maxDocumentBytes)
+		if err == nil && hashOf(raw) != hash {
+			return nil, fmt.Errorf("the OpenAPI document %s changed while codemode-mcp ran; restart it", what)
+		}
+		return raw, err
+	}
 }
 
 // readDocument reads a document from a file or fetches it from a URL
@@ -60,19 +84,20 @@ func readDocument(ctx context.Context, loc, cacheDir string) (*document, error) 
 	cached, meta, cacheErr := cache.read()
 	raw, etag, notModified, err := fetch(ctx, u, meta.ETag)
 	if err == nil && notModified { // only asked with the cached copy's ETag
-		return newDocument(cached, u, meta.SHA256), nil
+		return cache.document(cached, u, meta.SHA256), nil
 	}
 	if err == nil {
 		d := newDocument(raw, u, "")
 		if werr := cache.write(raw, docMeta{ETag: etag, Fetched: time.Now(), SHA256: d.hash}); werr != nil {
 			d.warnings = append(d.warnings, fmt.Sprintf("could not cache the document: %v", werr))
+			return d, nil
 		}
-		return d, nil
+		return cache.document(raw, u, d.hash), nil
 	}
 	if cacheErr != nil {
 		return nil, fmt.Errorf("fetch the OpenAPI document %s: %w", scrub.URL(loc), err)
 	}
-	d := newDocument(cached, u, meta.SHA256)
+	d := cache.document(cached, u, meta.SHA256)
 	d.warnings = append(d.warnings, fmt.Sprintf("could not fetch the document %s (%v); using the copy cached on %s",
 		scrub.URL(loc), err, meta.Fetched.UTC().Format(time.RFC3339)))
 	return d, nil
@@ -84,7 +109,7 @@ func newDocument(raw []byte, u *url.URL, hash string) *document {
 	if hash == "" {
 		hash = hashOf(raw)
 	}
-	return &document{hash: hash, size: int64(len(raw)), url: u, bytes: func() ([]byte, error) { return raw, nil }}
+	return &document{hash: hash, size: int64(len(raw)), url: u, raw: raw}
 }
 
 func hashOf(raw []byte) string {
@@ -103,12 +128,17 @@ func openFile(loc, cacheDir string) (*document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
 	}
-	if cacheDir == "" {
+	read := func() (*document, error) {
 		raw, err := readFile(abs, "the OpenAPI document", maxDocumentBytes)
 		if err != nil {
 			return nil, err
 		}
-		return newDocument(raw, nil, ""), nil
+		d := newDocument(raw, nil, "")
+		d.read = readAgain(abs, abs, d.hash)
+		return d, nil
+	}
+	if cacheDir == "" {
+		return read()
 	}
 	// The record: the path and identity, a line break, the hash.
 	record := cachePath(cacheDir, "files", abs, ".txt")
@@ -116,20 +146,13 @@ func openFile(loc, cacheDir string) (*document, error) {
 	key := fmt.Sprintf("%s %+v\n", abs, before)
 	if rec, err := readFile(record, "the cached record of the document file", 1<<20); statErr == nil && err == nil {
 		if hash, ok := strings.CutPrefix(string(rec), key); ok && len(hash) == 64 {
-			return &document{hash: hash, size: before.Size, bytes: sync.OnceValues(func() ([]byte, error) {
-				raw, err := readFile(abs, "the OpenAPI document", maxDocumentBytes)
-				if err == nil && hashOf(raw) != hash {
-					return nil, fmt.Errorf("the OpenAPI document %s changed while codemode-mcp ran; restart it", abs)
-				}
-				return raw, err
-			})}, nil
+			return &document{hash: hash, size: before.Size, read: readAgain(abs, abs, hash)}, nil
 		}
 	}
-	raw, err := readFile(abs, "the OpenAPI document", maxDocumentBytes)
+	d, err := read()
 	if err != nil {
 		return nil, err
 	}
-	d := newDocument(raw, nil, "")
 	if after, err := fileIdentity(abs); statErr == nil && err == nil && after == before {
 		_ = writeFileAtomic(record, []byte(key+d.hash))
 	}
@@ -244,6 +267,17 @@ func (c docCache) read() ([]byte, docMeta, error) {
 	return raw, meta, nil
 }
 
+// document is the fetched document raw, of hash, which the cache holds:
+// read again from there.
+func (c docCache) document(raw []byte, u *url.URL, hash string) *document {
+	d := newDocument(raw, u, hash)
+	if c.dir == "" {
+		return d
+	}
+	d.read = readAgain(cachePath(c.dir, "documents", c.url, ".doc"), "cached from "+scrub.URL(c.url), hash)
+	return d
+}
+
 // write stores a fetched document and its metadata.
 func (c docCache) write(raw []byte, meta docMeta) error {
 	if c.dir == "" {
@@ -317,18 +351,16 @@ func removeStaleTemporaries(dir string) {
 	}
 }
 
-// A specDocument is a document as spec reads it: parsed once, so that a
-// program asking for parts of a large document many times does not parse
-// it each time (GitHub's took 50–100 ms and a hundred megabytes a call).
+// A specDocument is a document as spec reads it (see specKeep).
 type specDocument struct {
 	root value
 	size int // of its JSON text
 }
 
-// parsed returns the document parsed. Its conversion from YAML is not
-// canceled: it is done once, for every later spec call too.
-func (d *document) parsed() (specDocument, error) {
-	text, err := d.jsonText(context.Background())
+// parsed returns the document parsed (converted from YAML until ctx is
+// done).
+func (d *document) parsed(ctx context.Context) (specDocument, error) {
+	text, err := d.jsonText(ctx)
 	if err != nil {
 		return specDocument{}, err
 	}

@@ -17,7 +17,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/google/go-cmp/cmp"
 )
@@ -284,8 +287,35 @@ func TestSpec(t *testing.T) {
 	}
 	// A part as large is refused too, naming the pointer.
 	res, _ = bc.Call(ctx, "spec", json.RawMessage(`{"pointer":"/info"}`))
-	if !res.IsError || !strings.Contains(res.Message, `the part at "/info" is 1024 KiB, too large to return`) || !strings.Contains(res.Message, "smaller part") {
+	if !res.IsError || !strings.Contains(res.Message, `the part at "/info" is larger than 1024 KiB, too large to return`) || !strings.Contains(res.Message, "smaller part") {
 		t.Errorf("large part: %.200s, %d bytes", res.Message, len(res.Value))
+	}
+}
+
+// TestSpecPartBounded: a part over spec's bound is refused having
+// written the bound's worth of it (grown a few times over), not the
+// whole part: the 4 MiB array and object allocated 20 MiB each, the 16 MiB string 16 MiB.
+func TestSpecPartBounded(t *testing.T) {
+	item := `"` + strings.Repeat("x", 16<<10) + `"`
+	doc := `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{},` +
+		`"x-items":[` + strings.Repeat(item+",", 255) + item + `],` +
+		`"x-members":{` + strings.Repeat(`"k":`+item+",", 255) + `"k":` + item + `},` +
+		`"x-string":"` + strings.Repeat("x", 16<<20) + `"}`
+	c, err := New(context.Background(), Config{Name: "parts", Document: writeDoc(t, doc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Call(context.Background(), "spec", json.RawMessage(`{"pointer":"/info"}`)) // parsed
+	for _, ptr := range []string{"/x-items", "/x-members", "/x-string"} {
+		var res connectors.Result
+		a := allocatedBy(func() { res, _ = c.Call(context.Background(), "spec", json.RawMessage(`{"pointer":"`+ptr+`"}`)) })
+		if !res.IsError || !strings.Contains(res.Message, "too large to return") {
+			t.Errorf("%s: %.100s %.100s", ptr, res.Message, res.Value)
+		}
+		if a > 8*specWholeLimit {
+			t.Errorf("spec refused the part at %s having allocated %d KiB", ptr, a>>10)
+		}
 	}
 }
 
@@ -353,6 +383,108 @@ func TestSpecPointerDoesNotParseAgain(t *testing.T) {
 	if allocs > 100 {
 		t.Errorf("spec({pointer}) on a document of 20,000 members: %.0f allocations a call; want a few (the document parsed once)", allocs)
 	}
+}
+
+// largeDocument writes a JSON document of n small objects (about 13
+// bytes each, and 15 times that parsed) and returns its path and size.
+func largeDocument(t *testing.T, n int) (string, int64) {
+	var b strings.Builder
+	b.WriteString(`{"openapi":"3.0.0","info":{"title":"big","version":"1"},"paths":{},"x-data":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"k":%d}`, i)
+	}
+	b.WriteString(`]}`)
+	return writeDoc(t, b.String()), int64(b.Len())
+}
+
+// heapHeld returns what the heap holds after a collection.
+func heapHeld() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// TestDocumentNotKept: a connector lives as long as the server, so it
+// does not hold its document's bytes once it has derived its methods: a
+// file, or a fetched document the cache holds, is read again when spec
+// needs it (and refused if it changed meanwhile).
+func TestDocumentNotKept(t *testing.T) {
+	path, size := largeDocument(t, 200_000)
+	body := mustRead(t, path)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
+	defer srv.Close()
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, doc, cacheDir string }{
+		{"a file, no cache", path, ""},
+		{"a file, first start", path, dir},
+		{"a URL", srv.URL + "/large.json", dir},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := heapHeld()
+			c, err := New(context.Background(), Config{Name: "large", Document: tc.doc, CacheDir: tc.cacheDir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if held := heapHeld() - before; held > size/4 {
+				t.Errorf("the connector holds %d KiB; the document is %d KiB: its bytes are kept", held>>10, size>>10)
+			}
+			res, err := c.Call(context.Background(), "spec", json.RawMessage(`{"pointer":"/x-data/199999/k"}`))
+			if err != nil || string(res.Value) != "199999" {
+				t.Errorf("spec: %s %s %v", res.Value, res.Message, err)
+			}
+		})
+	}
+	// The cache's copy of a fetched document changed under the connector
+	// (another process fetched a newer one): spec says so.
+	c, err := New(context.Background(), Config{Name: "large", Document: srv.URL + "/large.json", CacheDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := os.WriteFile(cachePath(dir, "documents", srv.URL+"/large.json", ".doc"), []byte(`{"openapi":"3.0.0"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Call(context.Background(), "spec", nil); err == nil || !strings.Contains(err.Error(), "changed while codemode-mcp ran") {
+		t.Errorf("spec of a fetched document whose cached copy changed: %v", err)
+	}
+}
+
+// TestSpecForgetsTheDocument: spec keeps the document it parsed while
+// programs ask for parts of it, and forgets it specKeep after the last
+// call, so that the server does not hold it (GitHub's is about 35 MB
+// parsed) for the rest of its life.
+func TestSpecForgetsTheDocument(t *testing.T) {
+	path, size := largeDocument(t, 200_000)
+	synctest.Test(t, func(t *testing.T) {
+		before := heapHeld()
+		c, err := New(context.Background(), Config{Name: "large", Document: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		spec := func() {
+			t.Helper()
+			if res, err := c.Call(context.Background(), "spec", json.RawMessage(`{"pointer":"/x-data/5/k"}`)); err != nil || string(res.Value) != "5" {
+				t.Fatalf("spec: %s %s %v", res.Value, res.Message, err)
+			}
+		}
+		spec()
+		time.Sleep(specKeep - time.Second)
+		if a := allocatedBy(spec); a > uint64(size/4) {
+			t.Errorf("spec %v after the last call allocated %d KiB; want the document kept", specKeep-time.Second, a>>10)
+		}
+		time.Sleep(specKeep)
+		synctest.Wait()
+		if held := heapHeld() - before; held > size/4 {
+			t.Errorf("%v after the last spec call the connector holds %d KiB; the document is %d KiB", specKeep, held>>10, size>>10)
+		}
+		runtime.KeepAlive(c)
+	})
 }
 
 // TestDamagedDerivationCache: a cached derivation that is not the one

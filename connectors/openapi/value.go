@@ -3,6 +3,7 @@ package openapi
 import (
 	"encoding/base64"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -200,29 +201,49 @@ func (v value) String() string {
 
 // appendJSON appends v as compact JSON.
 func (v value) appendJSON(b []byte) []byte {
+	b, _ = v.appendJSONWithin(b, math.MaxInt)
+	return b
+}
+
+// appendJSONWithin appends v as compact JSON while b stays within limit
+// bytes; past it, it stops (ok false), so that measuring a large value
+// against a bound costs the bound, not the value.
+func (v value) appendJSONWithin(b []byte, limit int) (_ []byte, ok bool) {
 	switch v.kind {
 	case kindNull:
-		return append(b, "null"...)
+		b = append(b, "null"...)
 	case kindBool, kindNumber:
-		return append(b, v.text...)
+		b = append(b, v.text...)
 	case kindString:
-		return appendString(b, v.text)
+		if len(b)+len(v.text) > limit { // written, it would be longer
+			return b, false
+		}
+		b = appendString(b, v.text)
 	case kindArray:
 		b = append(b, '[')
 		for i, it := range v.items {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = it.appendJSON(b)
+			if b, ok = it.appendJSONWithin(b, limit); !ok {
+				return b, false
+			}
 		}
-		return append(b, ']')
+		b = append(b, ']')
+	default:
+		o := obj{b: b}
+		for i, k := range v.keys {
+			if len(o.b)+len(k) > limit {
+				return o.b, false
+			}
+			o.key(k)
+			if o.b, ok = v.items[i].appendJSONWithin(o.b, limit); !ok {
+				return o.b, false
+			}
+		}
+		b = o.done()
 	}
-	o := obj{b: b}
-	for i, k := range v.keys {
-		o.key(k)
-		o.b = v.items[i].appendJSON(o.b)
-	}
-	return o.done()
+	return b, len(b) <= limit
 }
 
 // binary returns v as a Binary (content decoded) when v is an object with

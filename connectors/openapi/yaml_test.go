@@ -167,3 +167,15 @@ func TestYAMLConversionStops(t *testing.T) {
 		}
 	}
 }
+
+// TestYAMLSizeBounded: a YAML document over maxYAMLBytes is refused before
+// it is parsed, saying what to do: its node tree would take up to about
+// 150 times its size (nearly 10 GB at the 64 MiB a JSON document may be).
+func TestYAMLSizeBounded(t *testing.T) {
+	head := "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\nx-pad: "
+	doc := writeDoc(t, head+strings.Repeat("a", maxYAMLBytes+1-len(head)))
+	_, err := New(context.Background(), Config{Name: "api", Document: doc})
+	if want := "larger than the 40 MiB a YAML document may be (a JSON one may be 64 MiB): convert it to JSON"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a YAML document of %d bytes: %v; want %q", maxYAMLBytes+1, err, want)
+	}
+}

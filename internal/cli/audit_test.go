@@ -242,7 +242,8 @@ func TestDeletingAPausedRunAuditsItsRejection(t *testing.T) {
 }
 
 // A log entry the store cannot read: `executions show` shows the rest of
-// the log and says which entry cannot be read; an approval, whose replay
+// the log and says which entry cannot be read, its state unreadable (not
+// the zero state's Go name); an approval, whose replay
 // would read past it, ends the run in an error saying so, and the pending
 // call is not made.
 func TestAnUnreadableLogEntry(t *testing.T) {
@@ -261,7 +262,8 @@ func TestAnUnreadableLogEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errs = run(t, "", "executions", "show", paused.ExecutionID, "--config", cfg)
-	if code != cli.ExitOK || !strings.Contains(out, `log entry #1: cannot be read: unknown log entry state \"exploded\"`) || !strings.Contains(out, `"method": "createNote"`) {
+	if code != cli.ExitOK || !strings.Contains(out, `log entry #1: cannot be read: unknown log entry state \"exploded\"`) || !strings.Contains(out, `"method": "createNote"`) ||
+		!strings.Contains(out, `"state": "unreadable"`) || strings.Contains(out, "EntryState(") {
 		t.Fatalf("show: %d\n%s\n%s", code, out, errs)
 	}
 	if code, out, errs = run(t, "", "approvals", "approve", paused.ExecutionID, "--config", cfg); code == cli.ExitOK {

@@ -2,6 +2,7 @@ package jsontext
 
 import (
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
@@ -95,14 +96,60 @@ func TestUnquoteMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// exact builds what anyValues builds and panics when a container's
+// slices were not made at its size: sizes counted it wrong.
+type exact struct{ anyValues }
+
+func mustBeExact(what string, n, size int) {
+	if n != size {
+		panic(fmt.Sprintf("%s of %d made for %d", what, n, size))
+	}
+}
+
+func (e exact) Array(items []any) any {
+	mustBeExact("an array", len(items), cap(items))
+	return e.anyValues.Array(items)
+}
+
+func (e exact) Object(keys []string, values []any) (any, bool) {
+	mustBeExact("an object's keys", len(keys), cap(keys))
+	mustBeExact("an object's values", len(values), cap(values))
+	return e.anyValues.Object(keys, values)
+}
+
+// TestSizesAreExact: the counting pass reads strings, escapes, numbers
+// and white space as the parser does, so every container's slices are
+// made at its size; of a text cut short or malformed, which the parser
+// rejects, the containers it finished before are exact too.
+func TestSizesAreExact(t *testing.T) {
+	for _, raw := range []string{
+		`[]`, `[ ]`, `[[]]`, `[[],[]]`, `{}`, `{ }`, `{"a":{}}`, `[0]`, `[-1.5e+3, 2E-2, 0]`,
+		`["\"", "\\", "\\\"", "]", "[", ",", "\u005d", "\/"]`,
+		`{"a,b":[1,2], "c\"":{"d":[]}, "]":"}"}`,
+		` [ 1 , [ 2 , 3 ] , { "x" : [ ] } ] `,
+		"[\"\xff\", \"\u00e9\", true, false, null]",
+	} {
+		if _, ok := Parse[any]([]byte(raw), 100, exact{}); !ok {
+			t.Errorf("Parse(%s) rejected", raw)
+		}
+	}
+	// Texts cut short and malformed are rejected, whatever was counted.
+	for _, raw := range []string{`[1,2`, `[1,2,`, `{"a":1,"b"`, `["a\"]`, `[1 2]`, `[1,]`, `[[1],[2]`} {
+		if _, ok := Parse[any]([]byte(raw), 100, exact{}); ok {
+			t.Errorf("Parse(%s) accepted", raw)
+		}
+	}
+}
+
 // FuzzParse checks Parse against encoding/json: the same texts accepted
-// (within the nesting limit), the same values built.
+// (within the nesting limit), the same values built, every container's
+// slices made at its size.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{`{"a":[1,"x",null]}`, `"\ud83d\ude00"`, "\"\xff\"", `-0.5e-3`, `[{},[]]`, `{"a":1,"a":2}`, `1e400`, `"\uAbCd"`, `"\u12g4"`, `"\u12"`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		got, ok := Parse[any]([]byte(raw), 10000, anyValues{})
+		got, ok := Parse[any]([]byte(raw), 10000, exact{})
 		var want any
 		err := json.Unmarshal([]byte(raw), &want)
 		switch {

@@ -80,25 +80,31 @@ func checkStatus(st codemode.ExecStatus) error {
 	return nil
 }
 
-// scanExecution reads executionColumns. A row read whose values cannot
-// be decoded (a status this release does not know, broken JSON) is
-// returned with the error: its ID and times are set, so that a list can
+// scanExecution reads executionColumns, then into more. A row read whose
+// values cannot be decoded (a status this release does not know, broken
+// JSON, a time that is not an integer) is returned with the error: its ID
+// is set, and its times where they could be read, so that a list can
 // leave it out and go on.
-func scanExecution(row Row) (*codemode.Execution, error) {
+func scanExecution(row Row, more ...any) (*codemode.Execution, error) {
 	var (
 		e                          codemode.Execution
 		status                     string
 		result, logs, conns, clock []byte
 		task                       []byte
-		created, updated           int64
+		created, updated           any // (nanosOf)
 	)
-	if err := row.Scan(&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &e.Owner, &task, &e.Trace,
-		&e.StartedBy.Subject, &e.StartedBy.Name, &e.StartedBy.Email, &created, &updated); err != nil {
+	if err := row.Scan(append([]any{&e.ID, &e.Code, &status, &result, &e.Error, &logs, &conns, &clock, &e.Owner, &task, &e.Trace,
+		&e.StartedBy.Subject, &e.StartedBy.Name, &e.StartedBy.Email, &created, &updated}, more...)...); err != nil {
 		return nil, err
 	}
 	e.Result = json.RawMessage(result)
-	e.CreatedAt, e.UpdatedAt = fromNanos(created), fromNanos(updated)
-	err := e.Status.UnmarshalText([]byte(status))
+	var cerr, uerr error
+	e.CreatedAt, cerr = nanosOf(created, "created_at")
+	e.UpdatedAt, uerr = nanosOf(updated, "updated_at")
+	err := errors.Join(cerr, uerr)
+	if err == nil {
+		err = e.Status.UnmarshalText([]byte(status))
+	}
 	if err == nil {
 		err = errors.Join(jsonDecode(logs, &e.Logs, "logs"), jsonDecode(conns, &e.Connectors, "connectors"), jsonDecode(clock, &e.Clock, "clock"))
 	}
@@ -107,6 +113,18 @@ func scanExecution(row Row) (*codemode.Execution, error) {
 		err = jsonDecode(task, e.Task, "task")
 	}
 	return &e, err
+}
+
+// nanosOf reads a timestamp column scanned as it is stored: Unix
+// nanoseconds, an integer (zero time and an error for any other value).
+// SQLite keeps whatever a hand edit or another program wrote in a column
+// (text, a real), which must not fail a list; PostgreSQL's BIGINT columns
+// hold nothing else.
+func nanosOf(v any, column string) (time.Time, error) {
+	if n, ok := v.(int64); ok {
+		return fromNanos(n), nil
+	}
+	return time.Time{}, fmt.Errorf("column %s holds %T %s, not Unix nanoseconds", column, v, short.Quote(fmt.Sprintf("%v", v)))
 }
 
 // GetExecution reads an execution (codemode.Store).
@@ -148,22 +166,28 @@ func (s *Store) UpdateExecution(ctx context.Context, e *codemode.Execution, from
 // that cannot be read is logged, naming it, once per Store, and left out, and a limited
 // list reads as many rows more after the last it read, so that one bad row
 // neither hides the others (recovery lists the runs it recovers) nor
-// shortens a page.
+// shortens a page. Those rows more are read after the last row as stored
+// (its created_at and Order), not after its key (ExecutionKey), which
+// SQLite's created_at of any type, an empty id or the row's deletion by
+// another process meanwhile would fail, or make the list repeat rows.
 func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) ([]*codemode.Execution, error) {
-	var out []*codemode.Execution
+	var (
+		out            []*codemode.Execution
+		after          []any // where the rows more begin
+		created, order any   // of the last row read
+	)
 	for {
-		q, args, err := s.listQuery(f)
+		q, args, err := s.listQuery(f, after)
 		if err != nil {
 			return nil, fmt.Errorf("list executions: %w", err)
 		}
 		read, skipped := 0, 0
 		err = s.db.Query(ctx, q, args, func(r Row) error {
-			e, err := scanExecution(r)
+			e, err := scanExecution(r, &created, &order)
 			if e == nil {
 				return err
 			}
 			read++
-			f.After = codemode.ExecutionKey{CreatedAt: e.CreatedAt, ID: e.ID}
 			if err != nil {
 				skipped++
 				if s.firstWarning(e.ID) {
@@ -181,7 +205,7 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 		if f.Limit <= 0 || skipped == 0 || read < f.Limit {
 			return out, nil
 		}
-		f.Limit = skipped
+		f.Limit, after = skipped, []any{created, order}
 	}
 }
 
@@ -204,16 +228,18 @@ func (s *Store) firstWarning(id string) bool {
 	return true
 }
 
-// listQuery is ListExecutions' statement for f. Each filter makes its own
-// statement text, so that an unlimited list binds no LIMIT (SQLite
-// prepares a statement with a bound LIMIT again on every run, its planner
-// reading the value).
-func (s *Store) listQuery(f codemode.ExecutionFilter) (string, []any, error) {
+// listQuery is ListExecutions' statement for f, selecting the columns,
+// then created_at and the Order column; with after (a row's created_at
+// and Order), the rows after that row rather than after f.After. Each
+// filter makes its own statement text, so that an unlimited list binds
+// no LIMIT (SQLite prepares a statement with a bound LIMIT again on every
+// run, its planner reading the value).
+func (s *Store) listQuery(f codemode.ExecutionFilter, after []any) (string, []any, error) {
 	cols := executionColumns
 	if f.Brief {
 		cols = briefColumns
 	}
-	q, args := `SELECT `+cols+` FROM executions WHERE true`, []any(nil)
+	q, args := `SELECT `+cols+`, created_at, `+s.d.Order+` FROM executions WHERE true`, []any(nil)
 	if f.Tasks {
 		q += ` AND task IS NOT NULL`
 	}
@@ -226,7 +252,11 @@ func (s *Store) listQuery(f codemode.ExecutionFilter) (string, []any, error) {
 	if f.StartedBy != "" {
 		q += ` AND started_by = ` + bind(&args, f.StartedBy)
 	}
-	if f.After != (codemode.ExecutionKey{}) {
+	switch {
+	case after != nil:
+		// (SQLite compares a value of any type as its ORDER BY sorts it.)
+		q += ` AND (created_at, ` + s.d.Order + `) < (` + bind(&args, after[0]) + `, ` + bind(&args, after[1]) + `)`
+	case f.After != (codemode.ExecutionKey{}):
 		if f.After.ID == "" || f.After.CreatedAt.IsZero() {
 			return "", nil, fmt.Errorf("after %q created at %v: a key needs both an id and a time", f.After.ID, f.After.CreatedAt)
 		}

@@ -158,6 +158,7 @@ func run(t *testing.T, f Factory) {
 		{"ListExecutions", testListExecutions},
 		{"ListExecutionsByPage", testListExecutionsByPage},
 		{"ListExecutionsSkipsUnreadable", testListExecutionsSkipsUnreadable},
+		{"ListExecutionsPastAnEmptyID", testListExecutionsPastAnEmptyID},
 		{"DeleteExecutionCascades", testDeleteExecutionCascades},
 		{"PruneExecutions", testPruneExecutions},
 		{"PruneRace", testPruneRace},

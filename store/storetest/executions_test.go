@@ -330,6 +330,26 @@ func testListExecutionsSkipsUnreadable(t *testing.T, f Factory) {
 	}
 }
 
+// A limited list that left unreadable rows out reads the rows more from
+// where the last row it read stands, not from that row's key: a row with
+// an empty id, which no key (codemode.ExecutionKey) can name, does not
+// fail the list.
+func testListExecutionsPastAnEmptyID(t *testing.T, f Factory) {
+	s := f.New(t)
+	for n := range 4 {
+		e := NewExecution(fmt.Sprintf("v%d", n), codemode.StatusRunning)
+		e.CreatedAt = at(n)
+		create(t, s, e)
+	}
+	f.Exec(t, s, `UPDATE executions SET status = 'exploded' WHERE id IN ('v3', 'v2')`)
+	f.Exec(t, s, `UPDATE executions SET id = '' WHERE id = 'v2'`)
+	for limit, want := range map[int][]string{1: {"v1"}, 2: {"v1", "v0"}, 3: {"v1", "v0"}} {
+		if diff := cmp.Diff(want, listed(t, s, codemode.ExecutionFilter{Limit: limit})); diff != "" {
+			t.Errorf("a page of %d: listed (-want +got):\n%s", limit, diff)
+		}
+	}
+}
+
 func testDeleteExecutionCascades(t *testing.T, f Factory) {
 	s := f.New(t)
 	ctx := context.Background()
