@@ -32,9 +32,14 @@ var Local = Person{Subject: LocalSubject}
 func (p Person) IsZero() bool { return p.Subject == "" }
 
 // Display is how the person is named to people: "Name <email>", the name,
-// the email, or the subject.
+// the email, or the subject. The local user is named "local" wherever a
+// run started, with the name the command line records beside it
+// ("local (ana)"), so that a run started on stdio and one started on the
+// command line do not read as two people's.
 func (p Person) Display() string {
 	switch {
+	case p.Subject == LocalSubject && p.Name != "":
+		return LocalSubject + " (" + p.Name + ")"
 	case p.Name != "" && p.Email != "":
 		return p.Name + " <" + p.Email + ">"
 	case p.Name != "":

@@ -179,6 +179,10 @@ type Store interface {
 	GetSnippet(ctx context.Context, name string) (*Snippet, error)
 	// ListSnippets returns snippets by name.
 	ListSnippets(ctx context.Context) ([]Snippet, error)
+	// SnippetStamps returns snippets by name with only their Name and
+	// CreatedAt (when each was last saved): what a surface polls to see
+	// whether they changed, without reading their code.
+	SnippetStamps(ctx context.Context) ([]Snippet, error)
 	// DeleteSnippet returns ErrNotFound for an unknown name.
 	DeleteSnippet(ctx context.Context, name string) error
 

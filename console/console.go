@@ -61,6 +61,9 @@ type Engine interface {
 	ExecutionLog(ctx context.Context, id string, q codemode.LogQuery) (*codemode.Execution, []codemode.ClippedEntry, error)
 	// Snippets lists the saved snippets by name.
 	Snippets(ctx context.Context) ([]codemode.Snippet, error)
+	// SnippetStamps lists the saved snippets by name with only their
+	// Name and CreatedAt (when each was last saved).
+	SnippetStamps(ctx context.Context) ([]codemode.Snippet, error)
 	// Resume approves a paused run's pending actions if they are still
 	// the ones rv.Digest names. A run started as a task goes on in the
 	// background (the outcome is running); any other resumes within the

@@ -700,3 +700,31 @@ func TestSessionsStartedElsewhereDoNotEndOneInUse(t *testing.T) {
 		t.Errorf("approve after a flood of sessions started elsewhere: %d\n%.300s", p.status, p.body)
 	}
 }
+
+// The local user is named one way whichever way a run started: `local`,
+// with the operating system's user name the command line records beside
+// it, not "local" for a run started on stdio and "ana" for one started on
+// the command line (codemode-mcp run), as if they were two people.
+func TestTheLocalUserIsNamedOneWay(t *testing.T) {
+	e := newEnv(t, token)
+	stdio := e.run(`async () => 1`, codemode.StatusCompleted)
+	o, err := e.rt.Execute(codemode.WithPerson(e.ctx, codemode.Person{Subject: codemode.LocalSubject, Name: "ana"}), `async () => 2`, nil)
+	if err != nil || o.Status != codemode.StatusCompleted {
+		t.Fatalf("Execute: %+v, %v", o, err)
+	}
+	b := e.browser()
+	b.login(token)
+	runs := b.get("/runs")
+	for id, want := range map[string]string{stdio: "local", o.ExecutionID: "local (ana)"} {
+		got := "(none)"
+		if m := regexp.MustCompile(`<code class="eid">` + id + `</code>.*? by ([^·<]*) · `).FindStringSubmatch(runs.body); m != nil {
+			got = m[1]
+		}
+		if got != want {
+			t.Errorf("the runs page names the starter of %s %q, want %q", id, got, want)
+		}
+		if p := b.get("/runs/" + id); !strings.Contains(p.body, "</time> by "+want+"; last change") {
+			t.Errorf("the page of run %s does not name its starter %q:\n%s", id, want, p.body)
+		}
+	}
+}

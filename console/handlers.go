@@ -226,7 +226,9 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 	var paused []*codemode.Execution
 	if who == nil || who.HasScope(codemode.ScopeRun) {
 		var err error
-		if paused, err = c.eng.Executions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused}); err != nil {
+		// Brief: only the ids are needed (readRun reads each shown run),
+		// and most of them may not be shown at all (maxPendingRuns).
+		if paused, err = c.eng.Executions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused, Brief: true}); err != nil {
 			c.failed(w, r, "listing the paused runs", err)
 			return
 		}
@@ -460,7 +462,7 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	p := &page{Title: "Snippets", Nav: "snippets"}
 	for _, s := range list {
-		code := s.Code[:runeOffset(s.Code, textChars)]
+		code := s.Code[:cutAt(s.Code, textChars, true)]
 		p.Snippets = append(p.Snippets, snippetView{
 			Name:          visible.Segments(s.Name),
 			Description:   visible.Segments(s.Description),
@@ -602,7 +604,7 @@ func (c *Console) version(w http.ResponseWriter, r *http.Request) {
 const fingerprintRuns, fingerprintPaused = 20, 1000
 
 // fingerprint hashes the state of the newest runs, the newest paused runs
-// and the snippets.
+// and the snippets (their names and when each was saved, not their code).
 func (c *Console) fingerprint(ctx context.Context) (string, error) {
 	recent, err := c.eng.Executions(ctx, codemode.ExecutionFilter{Limit: fingerprintRuns, Brief: true})
 	if err != nil {
@@ -612,7 +614,7 @@ func (c *Console) fingerprint(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	snippets, err := c.eng.Snippets(ctx)
+	snippets, err := c.eng.SnippetStamps(ctx)
 	if err != nil {
 		return "", err
 	}

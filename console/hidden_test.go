@@ -170,3 +170,36 @@ func TestVersionPollsDoNotReadPausedPrograms(t *testing.T) {
 		t.Errorf("the version did not change when a paused run was rejected: %s", p.body)
 	}
 }
+
+// A text a page shows cut is bounded in the HTML it makes, not only in
+// characters: a hidden character is shown as a marked escape of about 60
+// bytes and a line of a program or of console output starts a line of
+// about as many, so 20,000 of them (the characters a program may show)
+// would make 1.3 MB; and a value of many small members is laid out in
+// spans many times its size, so past the bound it is shown as its text.
+// Each page stays within about 10 bytes a character it may show.
+func TestCutTextsAreBoundedInHTML(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	const textBound, valueBound = 20_000 * 10, 8_000 * 10
+	for _, tt := range []struct {
+		what, code, want string
+		bound            int
+	}{
+		{"a program of hidden characters", `async () => 1 // ` + strings.Repeat("\u200b", 30_000), "Cut: the first", textBound},
+		{"a program of short lines", `async () => 1` + strings.Repeat("\n//", 10_000), "Cut: the first", textBound},
+		{"console output of empty lines", `async () => { for (let i = 0; i < 30000; i++) console.log(""); return 1 }`, "Cut: the first", textBound},
+		{"a result of hidden characters", `async () => "\u200b".repeat(7000)`, "Cut: the first", valueBound},
+		{"a result of many members", `async () => Array(3000).fill(0)`, "[0,0,0,0,0,", valueBound},
+	} {
+		id := e.run(tt.code, codemode.StatusCompleted)
+		p := b.get("/runs/" + id)
+		if p.status != http.StatusOK || !strings.Contains(p.body, tt.want) {
+			t.Errorf("%s: %d, no %q on the run's page", tt.what, p.status, tt.want)
+		}
+		if len(p.body) > tt.bound {
+			t.Errorf("%s: the run's page is %d bytes, want at most %d", tt.what, len(p.body), tt.bound)
+		}
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/console"
@@ -201,23 +203,26 @@ func TestDeepValuesAreShownAsText(t *testing.T) {
 // 20,000 characters, on its page and among the pending actions, each
 // with its size and a link that downloads it whole: a program's 1 MiB
 // of hidden characters, or the error it throws, is not a page of tens of
-// megabytes (and, in the list, as many times over as it has runs).
+// megabytes (and, in the list, as many times over as it has runs). A
+// program of hidden characters is cut sooner (hiddenShown).
 func TestLongProgramsErrorsAndOutputAreShownCut(t *testing.T) {
 	e := newEnv(t, token)
 	b := e.browser()
 	b.login(token)
 	tail := " // " + strings.Repeat("\u200b", 30000) + "CODEEND"
-	id := e.run(`async () => { console.log("L".repeat(30000) + "LOG" + "END"); throw new Error("E".repeat(30000) + "ERR" + "END") }`+tail, codemode.StatusError)
-	paused := e.run(`async () => { const n = await notes.createNote({ text: "x" }); return n.id }`+tail, codemode.StatusPaused)
+	failing := `async () => { console.log("L".repeat(30000) + "LOG" + "END"); throw new Error("E".repeat(30000) + "ERR" + "END") }`
+	id := e.run(failing+tail, codemode.StatusError)
+	pausing := `async () => { const n = await notes.createNote({ text: "x" }); return n.id }`
+	paused := e.run(pausing+tail, codemode.StatusPaused)
 
 	for _, tt := range []struct {
 		path  string
 		shown []string // what each cut note says is shown
 	}{
-		{"/runs/" + id, []string{"8000 characters of 29.3 KiB", "20,000 characters of 29.3 KiB", "20,000 characters of 88 KiB"}},
+		{"/runs/" + id, []string{"8000 characters of 29.3 KiB", "20,000 characters of 29.3 KiB", hiddenShown(failing+" // ") + " characters of 88 KiB"}},
 		{"/runs", []string{"1000 characters of 29.3 KiB"}},
-		{"/runs/" + paused, []string{"20,000 characters of 88 KiB"}},
-		{"/", []string{"20,000 characters of 88 KiB"}},
+		{"/runs/" + paused, []string{hiddenShown(pausing+" // ") + " characters of 88 KiB"}},
+		{"/", []string{hiddenShown(pausing+" // ") + " characters of 88 KiB"}},
 	} {
 		p := b.get(tt.path)
 		for _, end := range []string{"LOGEND", "ERREND", "CODEEND"} {
@@ -272,8 +277,17 @@ func TestADecisionsOutcomeIsShownCut(t *testing.T) {
 	}
 }
 
-// A snippet's code is cut as a run's program is (20,000 characters),
-// with a link that downloads it whole.
+// hiddenShown is how many characters a page shows of a program of plain
+// characters, then hidden ones: the plain ones, then as many hidden ones
+// as the HTML a program may make allows (20,000 characters of about 8
+// bytes, a hidden one about 80).
+func hiddenShown(plain string) string {
+	n := utf8.RuneCountInString(plain)
+	return strconv.Itoa(n + (20_000*8-n)/80)
+}
+
+// A snippet's code is cut as a run's program is (20,000 characters, and
+// sooner when they are hidden ones), with a link that downloads it whole.
 func TestLongSnippetsAreShownCut(t *testing.T) {
 	e := newEnv(t, token)
 	b := e.browser()
@@ -284,7 +298,7 @@ func TestLongSnippetsAreShownCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := b.get("/snippets")
-	if strings.Contains(p.body, "CODEEND") || !strings.Contains(p.body, "Cut: the first 20,000 characters of 87.9 KiB are shown.") {
+	if strings.Contains(p.body, "CODEEND") || !strings.Contains(p.body, "Cut: the first "+hiddenShown(`async () => 1 // `)+" characters of 87.9 KiB are shown.") {
 		t.Fatalf("the snippet's code is not shown cut: %d bytes", len(p.body))
 	}
 	m := regexp.MustCompile(`<a href="(/snippets/[^"]+)" download>`).FindStringSubmatch(p.body)

@@ -87,7 +87,7 @@ func (jsonNodes) Number(text []byte) (*jsonNode, bool) { return scalar("n", stri
 func (jsonNodes) String(v string) *jsonNode {
 	n := &jsonNode{Class: "s", Text: quoted(v)}
 	if chars := utf8.RuneCountInString(v); chars > foldChars {
-		head := quoted(v[:runeOffset(v, foldHead)])
+		head := quoted(v[:cutAt(v, foldHead, false)])
 		head[len(head)-1] = visible.Segment{Text: "…"} // for the closing quote
 		n.Fold, n.Summary, n.Note = true, head, plural(chars, "character", "characters")
 	}
@@ -140,15 +140,57 @@ func quoted(s string) []visible.Segment {
 	return append(out, visible.Segment{Text: `"`})
 }
 
-// runeOffset is the byte offset of the n-th character of s.
-func runeOffset(s string, n int) int {
-	for i := range s {
-		if n == 0 {
+// A page shows a text (a value, a program, console output) up to a
+// number of characters, and up to about shownBytes bytes of HTML a
+// character: a hidden character is shown as a marked escape (<mark
+// class="hid" title="hidden character U+202E">\u202E</mark>), a line
+// break starts a line of a program (its number and spans) or of console
+// output, and a JSON value is laid out in spans, each at most about
+// markBytes. 20,000 hidden characters or short lines would otherwise be
+// 1.3 MB of HTML.
+const (
+	shownBytes = 8
+	markBytes  = 80
+)
+
+// cutAt is the byte offset where a page cuts s to show at most chars
+// characters and about chars×shownBytes bytes of HTML, a hidden
+// character (a line break) counting markBytes; in code, a tab is shown
+// as itself.
+func cutAt(s string, chars int, code bool) int {
+	budget := chars * shownBytes
+	for i, r := range s {
+		w := 1
+		if visible.Hidden(r) && !(code && r == '\t') {
+			w = markBytes
+		}
+		if chars == 0 || budget < w {
 			return i
 		}
-		n--
+		chars, budget = chars-1, budget-w
 	}
 	return len(s)
+}
+
+// html is about how many bytes of HTML n is shown in: its spans, and its
+// texts with their hidden characters marked.
+func (n *jsonNode) html() int {
+	if n == nil {
+		return 0
+	}
+	size := markBytes
+	for _, segs := range [][]visible.Segment{n.Key, n.Text, n.Summary} {
+		for _, s := range segs {
+			size += len(s.Text)
+			if s.Hidden {
+				size += markBytes
+			}
+		}
+	}
+	for _, item := range n.Items {
+		size += item.html()
+	}
+	return size
 }
 
 // codeLine is one line of a program.
@@ -252,21 +294,26 @@ type valueView struct {
 
 // logValue shows a value of size bytes in the log, of which read was
 // read (all of it, or its start: codemode.ClippedEntry); href downloads
-// it whole. A value read whole but longer than preview characters is cut
-// here. A value shown whole is laid out as JSON (asJSON), else as text (an
-// error message).
+// it whole. A value read whole but longer than preview characters (or
+// than their HTML: cutAt) is cut here. A value shown whole is laid out as
+// JSON (asJSON), else as text (an error message). Laid out, typical JSON
+// takes about 10 bytes a character; a value of many small members, more
+// than twice what text may take (preview×shownBytes), is shown as its
+// text instead.
 func logValue(id, read string, asJSON bool, size, preview int, href string) *valueView {
 	if size == 0 && read == "" {
 		return nil
 	}
-	head := read[:runeOffset(read, preview)]
+	head := read[:cutAt(read, preview, false)]
 	switch {
 	case len(head) != size:
 		v := cutNote(head, size, href)
 		v.ID, v.Text = id, visible.Segments(head)
 		return v
 	case asJSON:
-		return &valueView{ID: id, JSON: jsonView(id, json.RawMessage(read))}
+		if n := jsonView(id, json.RawMessage(read)); n.html() <= 2*preview*shownBytes {
+			return &valueView{ID: id, JSON: n}
+		}
 	}
 	return &valueView{ID: id, Text: visible.Segments(read)}
 }
@@ -385,7 +432,7 @@ func (c *Console) newRunView(e *codemode.Execution, heads []codemode.ClippedEntr
 		v.Result = logValue(e.ID+"-result", string(result), true, len(result), preview, valueHref(e.ID, 0, "result"))
 	}
 	logs := strings.Join(e.Logs, "\n")
-	head := logs[:runeOffset(logs, textChars)]
+	head := logs[:cutAt(logs, textChars, false)]
 	v.LogsCut = cutNote(head, len(logs), valueHref(e.ID, 0, "logs"))
 	for _, l := range e.Logs { // each line, as far as head goes
 		n := min(len(l), len(head))
@@ -399,7 +446,7 @@ func (c *Console) newRunView(e *codemode.Execution, heads []codemode.ClippedEntr
 	if v.Paused {
 		marks = c.layPending(v, pending)
 	}
-	code := e.Code[:runeOffset(e.Code, textChars)]
+	code := e.Code[:cutAt(e.Code, textChars, true)]
 	v.Code, v.CodeCut = codeView(code, marks), cutNote(code, len(e.Code), valueHref(e.ID, 0, "code"))
 	_, err := codemode.TransitionExec(e.Status, codemode.StatusRollingBack)
 	rollbackable := err == nil
@@ -440,10 +487,11 @@ func (c *Console) layPending(v *runView, pending []codemode.PendingAction) (mark
 	v.Digest = codemode.PendingDigest(pending)
 	for _, p := range pending {
 		// Another's run's values are its starter's to download: an
-		// approver is shown the arguments whole, as they are approved.
+		// approver is shown the arguments whole, as they are approved
+		// (neither of cutAt's bounds cuts them).
 		preview := previewChars
 		if v.Other {
-			preview = len(p.Args)
+			preview = len(p.Args) * markBytes
 		}
 		av := actionView{
 			Seq:       p.Seq,

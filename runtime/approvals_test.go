@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -158,6 +159,29 @@ func TestPendingAcrossRuns(t *testing.T) {
 	}
 	if all, _ := e.rt.Pending(e.ctx, ""); len(all) != 2 {
 		t.Errorf("after rejecting one run, %d pending; want 2", len(all))
+	}
+}
+
+// Pending of every paused run reads what it needs of each run (its id
+// and starter), not its program: the console's fingerprint asks for it
+// every few seconds for a person who approves. 20 paused runs of 512 kB
+// programs (10 MB) make it allocate far less than that.
+func TestPendingOfEveryRunReadsNoPrograms(t *testing.T) {
+	e := newEnv(t, setup{})
+	const runs, size = 20, 512 << 10
+	for i := range runs {
+		o := e.run(fmt.Sprintf(`async () => { await kv.put({ key: "k%d", value: "v" }) } // %s`, i, strings.Repeat("p", size)), nil)
+		mustStatus(t, o, codemode.StatusPaused)
+	}
+	var m0, m1 goruntime.MemStats
+	goruntime.ReadMemStats(&m0)
+	all, err := e.rt.Pending(e.ctx, "")
+	goruntime.ReadMemStats(&m1)
+	if err != nil || len(all) != runs {
+		t.Fatalf("Pending(\"\") = %d actions, %v; want %d", len(all), err, runs)
+	}
+	if n := m1.TotalAlloc - m0.TotalAlloc; n > runs*size/10 {
+		t.Errorf("Pending(\"\") of %d paused runs of %d-byte programs allocated %d bytes, want at most %d", runs, size, n, runs*size/10)
 	}
 }
 

@@ -24,7 +24,8 @@ func (r *Runtime) Pending(ctx context.Context, id string) ([]codemode.PendingAct
 		}
 		return r.shownPending(ctx, e)
 	}
-	paused, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
+	// Brief: the ids and starters are what shownPending reads of them.
+	paused, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused, Brief: true})
 	if err != nil {
 		return nil, fmt.Errorf("list paused executions: %w", err)
 	}

@@ -39,6 +39,16 @@ func (r *Runtime) Snippets(ctx context.Context) ([]codemode.Snippet, error) {
 	return list, nil
 }
 
+// SnippetStamps lists saved snippets by name, with only their names and
+// when each was last saved (codemode.Store.SnippetStamps).
+func (r *Runtime) SnippetStamps(ctx context.Context) ([]codemode.Snippet, error) {
+	list, err := r.store.SnippetStamps(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list snippets: %w", err)
+	}
+	return list, nil
+}
+
 // SaveSnippet saves the code of a completed execution under name (replacing
 // a snippet of that name), runnable with codemode.run(name, input). The
 // snippet records the connectors the run used. inputSchema, when given, must
@@ -104,7 +114,7 @@ func (r *Runtime) DeleteSnippet(ctx context.Context, name string) error {
 func (r *Runtime) snippetCode(ctx context.Context, name string, input json.RawMessage) (string, error) {
 	s, err := r.snippets.Get(ctx, name)
 	if errors.Is(err, codemode.ErrNotFound) {
-		all, lerr := r.store.ListSnippets(ctx)
+		all, lerr := r.store.SnippetStamps(ctx) // (the names, not the code)
 		if lerr != nil {
 			return "", fmt.Errorf("unknown snippet %q", short.Clip(name, catalog.MaxSnippetName))
 		}

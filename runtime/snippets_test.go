@@ -3,6 +3,8 @@ package runtime_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	goruntime "runtime"
 	"strings"
 	"testing"
 
@@ -93,6 +95,38 @@ func TestSnippetsSaveRunSearch(t *testing.T) {
 	long := e.run(`async () => codemode.run("addTwo" + "o".repeat(1 << 20), {})`, nil)
 	if !strings.Contains(long.Error, `unknown snippet "addTwo`+strings.Repeat("o", 58)+`…"`) || len(long.Error) > 1000 {
 		t.Errorf("running an unknown snippet of a long name: %.200q (%d bytes)", long.Error, len(long.Error))
+	}
+}
+
+// A program that runs an unknown snippet is told the nearest saved
+// names, read without the snippets' code: 20 lookups among 10 snippets of
+// 512 kB programs (100 MB, read whole each time) allocate far less.
+func TestUnknownSnippetsReadNoCode(t *testing.T) {
+	e := newEnv(t, setup{})
+	const snippets, size, lookups = 10, 512 << 10, 20
+	src := e.run(`async () => 1 // `+strings.Repeat("p", size), nil)
+	mustStatus(t, src, codemode.StatusCompleted)
+	for i := range snippets {
+		if _, err := e.rt.SaveSnippet(e.ctx, fmt.Sprint("big", i), src.ExecutionID, "", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var m0, m1 goruntime.MemStats
+	goruntime.ReadMemStats(&m0)
+	o := e.run(fmt.Sprintf(`async () => {
+		let last;
+		for (let i = 0; i < %d; i++) {
+			try { await codemode.run("bigg", {}) } catch (e) { last = String(e) }
+		}
+		return last;
+	}`, lookups), nil)
+	goruntime.ReadMemStats(&m1)
+	mustStatus(t, o, codemode.StatusCompleted)
+	if !strings.Contains(string(o.Result), `unknown snippet \"bigg\"; saved snippets: big`) {
+		t.Errorf("running an unknown snippet: %s; want the nearest saved names", o.Result)
+	}
+	if n := m1.TotalAlloc - m0.TotalAlloc; n > snippets*size/2 {
+		t.Errorf("%d lookups of an unknown snippet among %d snippets of %d-byte programs allocated %d bytes, want at most %d", lookups, snippets, size, n, snippets*size/2)
 	}
 }
 

@@ -33,8 +33,10 @@ func TestCommandLinePeopleAndAudit(t *testing.T) {
 	if code, _, errs := run(t, "", "approvals", "approve", paused.ExecutionID, "--config", cfg); code != 0 {
 		t.Fatalf("approve: %d %s", code, errs)
 	}
-	if code, out, errs = run(t, "", "executions", "--config", cfg); code != 0 || !strings.Contains(out, "STARTED BY") || !strings.Contains(out, me) {
-		t.Errorf("executions: %d %s %s; want a STARTED BY column naming %s", code, out, errs, me)
+	// The table names the local user as the console does: local, with
+	// the user's name beside it (a run started on stdio reads local).
+	if code, out, errs = run(t, "", "executions", "--config", cfg); code != 0 || !strings.Contains(out, "STARTED BY") || !strings.Contains(out, "local ("+me+")") {
+		t.Errorf("executions: %d %s %s; want a STARTED BY column naming local (%s)", code, out, errs, me)
 	}
 	code, out, errs = run(t, "", "executions", "show", paused.ExecutionID, "--config", cfg)
 	var shown struct {

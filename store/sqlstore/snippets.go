@@ -57,6 +57,20 @@ func (s *Store) ListSnippets(ctx context.Context) ([]codemode.Snippet, error) {
 	return collect(ctx, s.db, "list snippets", `SELECT `+snippetColumns+` FROM snippets ORDER BY name`, nil, scanSnippet)
 }
 
+// SnippetStamps returns snippets ordered by name, only their names and
+// CreatedAt.
+func (s *Store) SnippetStamps(ctx context.Context) ([]codemode.Snippet, error) {
+	return collect(ctx, s.db, "list snippets", `SELECT name, created_at FROM snippets ORDER BY name`, nil, func(row Row) (codemode.Snippet, error) {
+		var (
+			sn      codemode.Snippet
+			created int64
+		)
+		err := row.Scan(&sn.Name, &created)
+		sn.CreatedAt = fromNanos(created)
+		return sn, err
+	})
+}
+
 // DeleteSnippet returns ErrNotFound for an unknown name.
 func (s *Store) DeleteSnippet(ctx context.Context, name string) error {
 	n, err := s.db.Exec(ctx, `DELETE FROM snippets WHERE name = $1`, name)

@@ -43,6 +43,13 @@ func testSnippets(t *testing.T, f Factory) {
 	if diff := cmp.Diff([]codemode.Snippet{minimal, full}, list); diff != "" {
 		t.Errorf("ListSnippets, by name (-want +got):\n%s", diff)
 	}
+	stamps, err := s.SnippetStamps(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]codemode.Snippet{{Name: "answer", CreatedAt: at(2)}, {Name: "tagged", CreatedAt: at(1)}}, stamps); diff != "" {
+		t.Errorf("SnippetStamps, by name, names and times only (-want +got):\n%s", diff)
+	}
 
 	// Saving again replaces every field.
 	replaced := codemode.Snippet{Name: "tagged", Code: "1", Description: "v2", CreatedAt: at(3)}

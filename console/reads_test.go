@@ -1,0 +1,88 @@
+package console_test
+
+import (
+	"fmt"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+
+	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/console"
+)
+
+// allocated is how many bytes the process allocated while get asked for
+// path (the console serves in this process), and the page.
+func (b *browser) allocated(path string) (uint64, page) {
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	p := b.get(path)
+	runtime.ReadMemStats(&m1)
+	return m1.TotalAlloc - m0.TotalAlloc, p
+}
+
+// A page's poll of /api/version reads the snippets' names and when each
+// was saved, not their code: 20 snippets of 512 kB programs (10 MB) make
+// a poll allocate far less than that. The version still changes when a
+// snippet is saved, saved again or deleted.
+func TestVersionPollsDoNotReadSnippetCode(t *testing.T) {
+	e := newEnv(t, token)
+	const snippets, size = 20, 512 << 10
+	id := e.run(`async () => 1 // `+strings.Repeat("p", size), codemode.StatusCompleted)
+	for i := range snippets {
+		if _, err := e.rt.SaveSnippet(e.ctx, fmt.Sprint("s", i), id, "", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := e.browser()
+	b.login(token)
+	v := b.get("/api/version")
+	n, p := b.allocated("/api/version")
+	if p.status != http.StatusOK || p.body != v.body {
+		t.Fatalf("GET /api/version: %d %s, then %s; want the same version", p.status, p.body, v.body)
+	}
+	if n > snippets*size/10 {
+		t.Errorf("a poll with %d snippets of %d-byte programs allocated %d bytes, want at most %d", snippets, size, n, snippets*size/10)
+	}
+	for what, change := range map[string]func() error{
+		"saved":       func() error { _, err := e.rt.SaveSnippet(e.ctx, "new", id, "", nil); return err },
+		"saved again": func() error { _, err := e.rt.SaveSnippet(e.ctx, "s0", id, "again", nil); return err },
+		"deleted":     func() error { return e.rt.DeleteSnippet(e.ctx, "s1") },
+	} {
+		if err := change(); err != nil {
+			t.Fatal(err)
+		}
+		if p := b.get("/api/version"); p.body == v.body {
+			t.Errorf("the version did not change when a snippet was %s: %s", what, p.body)
+		} else {
+			v = p
+		}
+	}
+}
+
+// The pending actions read the paused runs they show, not every paused
+// run whole: 20 paused runs past the page's bound (MaxPendingRuns), of
+// 512 kB programs (10 MB), add far less than that to what the page
+// allocates.
+func TestThePendingListReadsOnlyTheRunsItShows(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	for i := range console.MaxPendingRuns {
+		e.pause(fmt.Sprint("note ", i))
+	}
+	b.get("/")
+	shown, _ := b.allocated("/")
+	const more, size = 20, 512 << 10
+	for range more {
+		e.run(`async () => notes.createNote({ text: "later" }) // `+strings.Repeat("p", size), codemode.StatusPaused)
+	}
+	n, p := b.allocated("/")
+	if !strings.Contains(p.body, fmt.Sprintf("%d more paused runs wait", more)) {
+		t.Fatalf("the page does not say that %d more paused runs wait:\n%s", more, p.body)
+	}
+	if n-shown > more*size/10 {
+		t.Errorf("%d paused runs of %d-byte programs, not shown, made the page allocate %d bytes more (%d, then %d), want at most %d more",
+			more, size, n-shown, shown, n, more*size/10)
+	}
+}
