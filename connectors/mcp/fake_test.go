@@ -41,6 +41,10 @@ type fakeServer struct {
 	// posted to it (until the connection closes), each told on answered.
 	pings    int
 	answered chan struct{}
+	// hold, when set, makes the tools/call with pings wait for it to close
+	// before its result: mcp-go ends the contexts of the server's requests
+	// (so their answers are not posted) once the call's result has come.
+	hold chan struct{}
 }
 
 func startFake(t *testing.T, pages map[string]string, calls map[string]string) (*fakeServer, string) {
@@ -104,7 +108,7 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	hang := f.hang == req.Method
-	pings, answered, onHang, events := f.pings, f.answered, f.onHang, f.events
+	pings, answered, hold, onHang, events := f.pings, f.answered, f.hold, f.onHang, f.events
 	f.mu.Unlock()
 	if req.Method == "" && answered != nil { // an answer to a ping
 		answered <- struct{}{}
@@ -115,6 +119,14 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		for i := range pings {
 			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"ping-%d\",\"method\":\"ping\"}\n\n", i)
+		}
+		if hold != nil {
+			w.(http.Flusher).Flush()
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				return
+			}
 		}
 		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[]}}\n\n", req.ID)
 		return

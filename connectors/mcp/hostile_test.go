@@ -260,17 +260,20 @@ func TestRemoteServerRequestFloodIsBounded(t *testing.T) {
 	const pings = 1000
 	f, url := startFake(t, map[string]string{"": `{"tools":[{"name":"flood"}]}`}, nil)
 	f.mu.Lock()
-	f.pings, f.answered = pings, make(chan struct{}, pings)
+	f.pings, f.answered, f.hold = pings, make(chan struct{}, pings), make(chan struct{})
 	f.mu.Unlock()
 	warned := make(chan struct{})
 	logger := slog.New(&onMessage{Handler: testLogger(t).Handler(), msg: "the MCP server sends requests faster than it takes the answers; leaving those past the bound unanswered",
 		seen: sync.OnceFunc(func() { close(warned) })})
 	c := dial(t, Config{Name: "flood", URL: url, Logger: logger})
-	if _, err := c.Call(context.Background(), "flood", nil); err != nil {
-		t.Fatal(err)
-	}
+	called := make(chan error, 1)
+	go func() {
+		_, err := c.Call(context.Background(), "flood", nil)
+		called <- err
+	}()
 	// The answers in flight are maxServerRequests once the others have
-	// been refused (warned), unless more arrive first.
+	// been refused (warned), unless more arrive first. The call's result
+	// waits meanwhile (f.hold).
 	held := 0
 	for held <= maxServerRequests && (warned != nil || held < maxServerRequests) {
 		select {
@@ -282,6 +285,10 @@ func TestRemoteServerRequestFloodIsBounded(t *testing.T) {
 	}
 	if held > maxServerRequests {
 		t.Errorf("more than %d answers to the server's %d pings in flight at once, want at most %d", held-1, pings, maxServerRequests)
+	}
+	close(f.hold)
+	if err := <-called; err != nil {
+		t.Fatal(err)
 	}
 }
 
