@@ -230,29 +230,35 @@ func TestSchemaHasTables(t *testing.T) {
 	}
 }
 
+// TestNewerSchemaRefused: a schema version this binary did not write (a
+// newer one, or a negative one, which made the migration panic) is refused
+// with what it is.
 func TestNewerSchemaRefused(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "codemode.db")
-	s, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	latest := storetest.SchemaVersion(t, migrationFiles)
-	newer := latest + 1
-	if _, err := s.db.Exec(fmt.Sprintf("PRAGMA user_version = %d", newer)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = Open(ctx, path, Options{})
-	if err == nil {
-		s.Close()
-		t.Fatal("Open of a newer schema succeeded")
-	}
-	want := fmt.Sprintf("schema version %d is newer than this binary's %d", newer, latest)
-	if !strings.Contains(err.Error(), want) {
-		t.Errorf("error = %q, want it to contain %q", err, want)
+	for version, want := range map[int]string{
+		latest + 1: fmt.Sprintf("schema version %d is newer than this binary's %d", latest+1, latest),
+		-1:         "schema version -1 is not one codemode-mcp writes",
+	} {
+		path := filepath.Join(t.TempDir(), "codemode.db")
+		s, err := Open(ctx, path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.db.Exec(fmt.Sprintf("PRAGMA user_version = %d", version)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s, err = Open(ctx, path, Options{})
+		if err == nil {
+			s.Close()
+			t.Fatalf("Open of schema version %d succeeded", version)
+		}
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error = %q, want it to contain %q", err, want)
+		}
 	}
 }
 

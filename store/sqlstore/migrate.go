@@ -59,6 +59,9 @@ func Migrate(fsys fs.FS, current int, what string, exec func(sql string) error) 
 	if err != nil {
 		return 0, err
 	}
+	if current < 0 {
+		return 0, fmt.Errorf("schema version %d is not one codemode-mcp writes; use another %s", current, what)
+	}
 	if current > len(ms) {
 		return 0, fmt.Errorf("schema version %d is newer than this binary's %d; upgrade codemode-mcp or use another %s", current, len(ms), what)
 	}
