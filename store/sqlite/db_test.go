@@ -120,6 +120,36 @@ func TestATimeThatIsNotAnIntegerIsUnreadable(t *testing.T) {
 	}
 }
 
+// TestAnEntryTimeThatIsNotAnIntegerIsUnreadable: a log entry whose time is
+// not Unix nanoseconds is that entry unreadable, named, not the whole log
+// (a reader sees the rest; Entries, which a replay reads, fails on it).
+func TestAnEntryTimeThatIsNotAnIntegerIsUnreadable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "codemode.db")
+	s := openAt(t, path, Options{})
+	ctx := t.Context()
+	if err := s.CreateExecution(ctx, storetest.NewExecution("x", codemode.StatusRunning)); err != nil {
+		t.Fatal(err)
+	}
+	for seq := 1; seq <= 3; seq++ {
+		if err := s.InsertEntry(ctx, storetest.NewEntry("x", seq, codemode.EntryApplied)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rawExec(t, path, `UPDATE entries SET created_at = '2026-03-01' WHERE seq = 2`, `UPDATE entries SET decided_at = 1.5 WHERE seq = 3`)
+	list, err := s.ClippedEntries(ctx, "x", codemode.LogQuery{})
+	if err != nil || len(list) != 3 {
+		t.Fatalf("ClippedEntries = %d entries, %v; want 3", len(list), err)
+	}
+	for i, want := range []string{"", `log entry #2: cannot be read: column created_at holds string "2026-03-01"`, `log entry #3: cannot be read: column decided_at holds float64 "1.5"`} {
+		if got := list[i].Error; !strings.Contains(got, want) || (want == "" && got != "") {
+			t.Errorf("entry #%d: error %q, want %q", i+1, got, want)
+		}
+	}
+	if _, err := s.Entries(ctx, "x"); !errors.Is(err, codemode.ErrUnreadable) || !strings.Contains(err.Error(), "log entry #2") {
+		t.Errorf("Entries = %v, want ErrUnreadable naming log entry #2", err)
+	}
+}
+
 // onWarn is a slog.Handler that calls do at every warning.
 type onWarn struct {
 	slog.Handler

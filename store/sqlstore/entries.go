@@ -91,30 +91,33 @@ func checkState(st codemode.EntryState) error {
 	return nil
 }
 
-// scanEntry reads entryColumns, then into more. An entry whose kind or
-// state cannot be decoded is returned, as read, with an error that wraps
-// codemode.ErrUnreadable.
+// scanEntry reads entryColumns, then into more. An entry whose kind,
+// state or times cannot be decoded is returned, as read, with an error
+// that wraps codemode.ErrUnreadable. (Its times are scanned as stored, as
+// an execution's are: see nanosOf.)
 func scanEntry(row Row, more ...any) (codemode.Entry, error) {
 	var (
 		e                         codemode.Entry
 		kind, state               string
 		args, result              []byte
-		decided, created, updated int64
+		decided, created, updated any
 	)
 	err := row.Scan(append([]any{&e.ExecutionID, &e.Seq, &kind, &e.Connector, &e.Method, &e.Name,
 		&args, &result, &e.Error, &state, &e.Reverts, &e.Task, &created, &updated,
 		&e.DecidedBy.Subject, &e.DecidedBy.Name, &e.DecidedBy.Email, &decided}, more...)...)
 	if err == nil {
-		err = errors.Join(e.Kind.UnmarshalText([]byte(kind)), e.State.UnmarshalText([]byte(state)))
-		if err != nil {
+		var errs [5]error
+		errs[0], errs[1] = e.Kind.UnmarshalText([]byte(kind)), e.State.UnmarshalText([]byte(state))
+		e.CreatedAt, errs[2] = nanosOf(created, "created_at")
+		e.UpdatedAt, errs[3] = nanosOf(updated, "updated_at")
+		if decided != int64(0) { // (none)
+			e.DecidedAt, errs[4] = nanosOf(decided, "decided_at")
+		}
+		if err = errors.Join(errs[:]...); err != nil {
 			err = fmt.Errorf("log entry #%d: %w: %w", e.Seq, codemode.ErrUnreadable, err)
 		}
 	}
 	e.Args, e.Result = json.RawMessage(args), json.RawMessage(result)
-	if decided != 0 {
-		e.DecidedAt = fromNanos(decided)
-	}
-	e.CreatedAt, e.UpdatedAt = fromNanos(created), fromNanos(updated)
 	return e, err
 }
 
