@@ -658,6 +658,34 @@ order`
 	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{}), `["n=3"]`)
 }
 
+// TestAClearedTimerDoesNotRun: a timer cleared by the program never runs
+// its callback again, even when its tick is already waiting to be run
+// (goja_nodejs clears on a later turn of its loop; a tick that came during a
+// long callback could win that race: TestTimers once counted n=4 after
+// clearInterval at n=3). Each round busies its callback past the 1 ms tick
+// before clearing, so the tick is waiting; the loop picks between it and the
+// clear at random.
+func TestAClearedTimerDoesNotRun(t *testing.T) {
+	e := newExecutor(t)
+	code := `
+let extra = 0;
+const busy = () => { let x = 0; for (let i = 0; i < 100000; i++) x += i; return x; };
+for (let k = 0; k < 20; k++) {
+  await new Promise(resolve => {
+    let calls = 0;
+    const iv = setInterval(() => { if (++calls > 1) extra++; busy(); clearInterval(iv); setTimeout(resolve, 3); }, 1);
+  });
+  await new Promise(resolve => {
+    const t = setTimeout(() => extra++, 1);
+    busy();
+    clearTimeout(t);
+    setTimeout(resolve, 3);
+  });
+}
+extra`
+	sandboxtest.WantCompleted(t, code, sandboxtest.Run(t, e, &sandboxtest.Host{}, code, sandbox.Limits{Timeout: time.Minute}), `0`)
+}
+
 func TestSearchAndDescribe(t *testing.T) {
 	e := newExecutor(t)
 	h := &sandboxtest.Host{OnSearch: func(ctx context.Context, q string) (json.RawMessage, error) {

@@ -40,6 +40,12 @@ func (ps *pass) setTimer(repeat bool) func(goja.FunctionCall) goja.Value {
 		id := ps.nextTimer
 		step := ps.steps.current() // a timer set inside a step runs inside it
 		run := func(*goja.Runtime) {
+			// The event loop clears a timer on a later turn of its loop, so a
+			// tick already waiting can still come after the program cleared
+			// it: the program's own table says whether the timer is live.
+			if _, live := ps.timers[id]; !live {
+				return
+			}
 			if !repeat {
 				delete(ps.timers, id)
 			}
