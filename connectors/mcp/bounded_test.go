@@ -14,15 +14,33 @@ import (
 )
 
 // A remote server's answer larger than maxMessage fails the call with why,
-// instead of being gathered whole.
+// instead of being gathered whole, and the call alone: a JSON answer over
+// the bound failed the read of the POST's answer, which mcp-go took for a
+// failure of the session.
 func TestRemoteOverlongAnswerFailsTheCall(t *testing.T) {
 	text := strings.Repeat("x", maxMessage)
 	calls := map[string]string{"big": `{"content":[{"type":"text","text":"` + text + `"}]}`}
-	_, url := startFake(t, map[string]string{"": `{"tools":[{"name":"big","inputSchema":{"type":"object"}}]}`}, calls)
-	c := dial(t, Config{Name: "fake", URL: url})
-	res, err := c.Call(context.Background(), "big", nil)
-	if err == nil || !strings.Contains(err.Error(), errTooLarge.Error()) {
-		t.Fatalf("Call = %d bytes, %v; want an error saying %q", len(res.Value), err, errTooLarge)
+	for _, events := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "events"}[events], func(t *testing.T) {
+			f, url := startFake(t, map[string]string{"": `{"tools":[{"name":"big","inputSchema":{"type":"object"}}]}`}, calls)
+			f.mu.Lock()
+			f.events = events
+			f.mu.Unlock()
+			c := dial(t, Config{Name: "fake", URL: url})
+			c.mu.RLock()
+			s := c.sess
+			c.mu.RUnlock()
+			res, err := c.Call(context.Background(), "big", nil)
+			if err == nil || !strings.Contains(err.Error(), errTooLarge.Error()) {
+				t.Fatalf("Call = %d bytes, %v; want an error saying %q", len(res.Value), err, errTooLarge)
+			}
+			c.mu.RLock()
+			kept := c.sess == s && s.alive()
+			c.mu.RUnlock()
+			if !kept {
+				t.Errorf("the call over the bound ended the session: %v", err)
+			}
+		})
 	}
 }
 

@@ -28,7 +28,10 @@ type fakeServer struct {
 	methods  []string                   // the methods it was sent, in order
 	headers  []http.Header
 	hang     string // a method it never answers (until the connection closes)
-	onHang   func() // called when it gets the method it never answers
+	// misanswer: a method's answer is the value instead, with "{id}"
+	// standing for the request's id (see scriptedServer's misanswerEnv).
+	misanswer map[string]string
+	onHang    func() // called when it gets the method it never answers
 	// events makes it answer with an event stream (see eventData) instead
 	// of JSON.
 	events bool
@@ -159,6 +162,11 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 	if result == "" {
 		msg = `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32601,"message":"method not found"}}`
 	}
+	f.mu.Lock()
+	if tmpl, ok := f.misanswer[req.Method]; ok {
+		msg = strings.ReplaceAll(tmpl, "{id}", string(req.ID))
+	}
+	f.mu.Unlock()
 	switch {
 	case sse != nil:
 		w.WriteHeader(http.StatusAccepted)

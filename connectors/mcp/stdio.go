@@ -73,6 +73,7 @@ type stdioTransport struct {
 
 	mu        sync.Mutex
 	pending   map[string]chan rpcReply // by the id's JSON text; guarded by mu
+	gaveUp    bool                     // a request stopped waiting unanswered (see soleID); guarded by mu
 	calls     int                      // requests waiting for an answer; guarded by mu
 	watching  bool                     // the watcher holds role; guarded by mu
 	onNotify  func(mcpgo.JSONRPCNotification)
@@ -367,6 +368,9 @@ func (t *stdioTransport) begin(id string, ch chan rpcReply) {
 func (t *stdioTransport) finish(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if _, unanswered := t.pending[id]; unanswered {
+		t.gaveUp = true
+	}
 	delete(t.pending, id)
 	t.calls--
 	if t.calls == 0 {
@@ -606,20 +610,39 @@ func (t *stdioTransport) idle() bool {
 	return t.watching
 }
 
-// dispatch handles one incoming line.
+// dispatch handles one incoming line. An answer that does not decode,
+// or whose id is not as its request's was sent, fails the request it
+// answers (see misanswered) rather than leave it waiting.
 func (t *stdioTransport) dispatch(line []byte) {
 	var m rpcMessage
-	if err := json.Unmarshal(line, &m); err != nil {
+	err := json.Unmarshal(line, &m)
+	if err != nil {
 		// A message nested too deep is decoded without what is too deep,
 		// rather than dropped, leaving its request waiting.
-		flat, cut := flatten(line)
-		if !cut || json.Unmarshal(flat, &m) != nil {
-			t.logger.Debug("ignoring a line that is not a JSON-RPC message", "err", err, "line", short.Clip(string(line), 200))
-			return
+		if flat, cut := flatten(line); cut {
+			line = flat
+			err = json.Unmarshal(line, &m)
 		}
-		line = flat
 	}
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
+	t.mu.Lock()
+	_, known := t.pending[string(m.ID)]
+	if err != nil || m.Method == "" && !known {
+		id, why := misanswered(line, func(id string) bool { _, ok := t.pending[id]; return ok }, soleID(t.pending, t.gaveUp))
+		t.mu.Unlock()
+		switch {
+		case id == "":
+			t.logger.Debug("ignoring a line that is not a JSON-RPC message, or an answer to no request of ours", "err", err, "line", short.Clip(string(line), 200))
+			return
+		case why != "":
+			m = rpcMessage{ID: json.RawMessage(id), Error: &mcpgo.JSONRPCErrorDetails{Code: errMisanswered, Message: why}}
+		default:
+			m.ID = json.RawMessage(id) // as sent: 1.0 for 1, say
+		}
+		hasID = true
+	} else {
+		t.mu.Unlock()
+	}
 	switch {
 	case m.Method != "" && !hasID:
 		var n mcpgo.JSONRPCNotification
@@ -646,7 +669,7 @@ func (t *stdioTransport) dispatch(line []byte) {
 		delete(t.pending, string(m.ID))
 		t.mu.Unlock()
 		if !ok {
-			t.logger.Debug("ignoring an answer to no request of ours", "id", string(m.ID))
+			t.logger.Debug("ignoring an answer to no request of ours", "id", short.Clip(string(m.ID), 64))
 			return
 		}
 		ch <- rpcReply{result: m.Result, err: m.Error}
