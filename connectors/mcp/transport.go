@@ -17,6 +17,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
@@ -44,7 +45,7 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 	if cfg.OAuth != nil {
 		rt = cfg.OAuth.Transport(rt)
 	}
-	bodies := boundedBodies{RoundTripper: refusedCredentials{rt, cfg.Scrubber}}
+	bodies := boundedBodies{RoundTripper: refusedCredentials{rt, cfg.Scrubber}, scrub: cfg.Scrubber}
 	if cfg.SSE {
 		bodies.book = &answerBook{}
 	}
@@ -267,7 +268,8 @@ func namesVersions(result json.RawMessage) bool {
 // the requests in book.
 type boundedBodies struct {
 	http.RoundTripper
-	book *answerBook // legacy SSE only
+	book  *answerBook // legacy SSE only
+	scrub *scrub.Scrubber
 }
 
 // RoundTrip bounds the answer's body: an event stream event by event
@@ -296,10 +298,9 @@ func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	switch ct := resp.Header.Get("Content-Type"); {
 	case resp.StatusCode >= 400:
-		resp.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.LimitReader(resp.Body, maxErrorBody), resp.Body}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		_ = resp.Body.Close()
+		resp.Body = io.NopCloser(strings.NewReader(b.errorWords(body)))
 	case strings.HasPrefix(ct, "text/event-stream"):
 		body := &eventBody{ReadCloser: resp.Body, fix: fix}
 		if id != "" {
@@ -333,7 +334,24 @@ func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 // maxErrorBody bounds what is read of an error answer's body (a status of
 // 400 or more): mcp-go decodes it as a JSON-RPC error, or else puts it
 // whole into its error message, which is logged and shown to the program.
-const maxErrorBody = 64 << 10
+// maxErrorWords bounds what it gets of one that is not JSON (see
+// errorWords).
+const (
+	maxErrorBody  = 64 << 10
+	maxErrorWords = 1 << 10
+)
+
+// errorWords is an error answer's body as mcp-go gets it: scrubbed of the
+// secrets the connector knows (a server may echo the request's
+// credentials) and, unless it is JSON, which mcp-go decodes as a JSON-RPC
+// error, clipped to maxErrorWords.
+func (b boundedBodies) errorWords(body []byte) string {
+	words := b.scrub.String(string(body))
+	if json.Valid([]byte(words)) {
+		return words
+	}
+	return short.Clip(words, maxErrorWords)
+}
 
 // errTooLarge is why a remote server's message was not read.
 var errTooLarge = fmt.Errorf("the server sent a message of more than %d MiB", maxMessage>>20)
