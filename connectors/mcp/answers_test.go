@@ -110,3 +110,21 @@ func TestMisansweredCallFailsAlone(t *testing.T) {
 		})
 	}
 }
+
+// TestSSEStreamLostDuringStart: a legacy SSE server that answers
+// initialize and then ends its stream. The stream carries every answer,
+// so tools/list's never comes: the start waited for it for ever (Open
+// gave up at StartTimeout; the start went on). The session's end ends
+// its start too.
+func TestSSEStreamLostDuringStart(t *testing.T) {
+	f, url := startFake(t, map[string]string{"": `{"tools":[{"name":"flood"}]}`}, nil)
+	f.mu.Lock()
+	f.sse = make(chan string, 16)
+	f.dropAfter = "initialize"
+	f.mu.Unlock()
+	// Longer than any test run: the start must end by itself.
+	_, err := Dial(context.Background(), Config{Name: "lost", URL: url, SSE: true, StartTimeout: time.Hour, Logger: testLogger(t)})
+	if want := errConnectionLost.Error(); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Dial = %v, want an error saying %q", err, want)
+	}
+}

@@ -39,6 +39,9 @@ type fakeServer struct {
 	// stream, whose endpoint is its URL, and a POST is accepted there,
 	// its answer sent on the stream through sse.
 	sse chan string
+	// dropAfter, over legacy SSE, ends the stream after the answer to
+	// that method.
+	dropAfter string
 	// pings, when set, makes it answer tools/call with an event stream of
 	// that many ping requests before the result, and hold every answer
 	// posted to it (until the connection closes), each told on answered.
@@ -82,6 +85,9 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 			w.(http.Flusher).Flush()
 			select {
 			case msg := <-sse:
+				if msg == "" { // see dropAfter
+					return
+				}
 				_, _ = io.WriteString(w, "event: message\ndata: "+eventData(msg)+"\n\n")
 			case <-r.Context().Done():
 				return
@@ -171,6 +177,12 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 	case sse != nil:
 		w.WriteHeader(http.StatusAccepted)
 		sse <- msg
+		f.mu.Lock()
+		drop := f.dropAfter == req.Method
+		f.mu.Unlock()
+		if drop {
+			sse <- ""
+		}
 	case events:
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = io.WriteString(w, "event: message\ndata: "+eventData(msg)+"\n\n")
