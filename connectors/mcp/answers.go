@@ -14,12 +14,12 @@ import (
 )
 
 // A server's answer that mcp-go cannot decode, or whose id is not the one
-// its request was sent with (a string where a number was sent, an id never
-// sent), is dropped by mcp-go's SSE transport and by an event stream's
+// its request was sent with (a string where a number was sent), is dropped by mcp-go's SSE transport and by an event stream's
 // reader, and was by the stdio transport: its request waited for its
 // CallTimeout, and a start (initialize, tools/list), which has none, for
 // ever. The connector looks at each message before mcp-go does, and one it
-// can tell is meant for a request awaiting its answer (misanswered) is
+// can tell is meant for a request awaiting its answer (misanswered: by its
+// id, or, over streamable HTTP, as the answer of a POST) is
 // replaced by a JSON-RPC error answering that request (errorAnswer),
 // saying what was wrong: the request fails at once, alone.
 
@@ -28,9 +28,6 @@ import (
 type answerBook struct {
 	mu      sync.Mutex
 	pending map[string]bool // by the id's canonical JSON text (idText)
-	// gaveUp: a request stopped waiting unanswered, so an answer to no
-	// request awaiting one may be its late answer.
-	gaveUp bool
 }
 
 func (b *answerBook) add(id string) {
@@ -42,12 +39,10 @@ func (b *answerBook) add(id string) {
 	b.pending[id] = true
 }
 
-// done forgets request id; answered says whether its answer came.
-func (b *answerBook) done(id string, answered bool) {
+func (b *answerBook) done(id string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.pending, id)
-	b.gaveUp = b.gaveUp || !answered
 }
 
 // fix returns, for msg, a message of the stream, the error answer of the
@@ -55,23 +50,11 @@ func (b *answerBook) done(id string, answered bool) {
 func (b *answerBook) fix(msg []byte) []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	id, why := misanswered(msg, func(id string) bool { return b.pending[id] }, soleID(b.pending, b.gaveUp))
+	id, why := misanswered(msg, func(id string) bool { return b.pending[id] }, "")
 	if why == "" {
 		return nil
 	}
 	return errorAnswer(id, why)
-}
-
-// soleID is the one id of pending, when it is the only request any answer
-// can be for: no other awaits one, and none was given up on.
-func soleID[V any](pending map[string]V, gaveUp bool) string {
-	if len(pending) != 1 || gaveUp {
-		return ""
-	}
-	for id := range pending {
-		return id
-	}
-	return ""
 }
 
 // idText is a request id's canonical JSON text: a number as an integer
@@ -86,13 +69,16 @@ func idText(id mcpgo.RequestId) string {
 // request msg answers (canonical, see idText) and, when mcp-go would not
 // deliver it, why: msg does not decode as mcp-go decodes an answer, or its
 // id is the request's as a string where a number was sent or the reverse,
-// or, when sole names the only request any answer can be for, msg is an
-// answer (it has a result or an error) without an id or with another. It
-// returns "", "" for a message that is no answer (a request, a
-// notification, text or JSON that is not an object: a line a stdio server
-// logged on its stdout by mistake) and for an answer to none of the
-// requests awaiting one (awaits reports whether an id's request does):
-// the late answer of one given up on, which is dropped.
+// or, when sole names the one request any answer can be for (a
+// streamable-HTTP POST's), msg is an answer (it has a result or an error)
+// without an id. It returns "", "" for a message that is
+// no answer (a request, a notification, text or JSON that is not an
+// object: a line a stdio server logged on its stdout by mistake) and for
+// an answer without an id or to none of the requests awaiting one
+// (awaits reports whether an id's request does), which is dropped: it
+// cannot be told from a stray one, the late answer of a request given up
+// on, or an answer to a notification (id null) that a server should not
+// have sent, which must not fail a request that is answered right after.
 func misanswered(msg []byte, awaits func(string) bool, sole string) (id, why string) {
 	// The fields mcp-go decodes an answer's, raw, then each as it does.
 	var m struct{ JSONRPC, ID, Method, Error json.RawMessage }
@@ -131,11 +117,8 @@ func misanswered(msg []byte, awaits func(string) bool, sole string) (id, why str
 	case int64:
 		other = strconv.Quote(strconv.FormatInt(v, 10))
 	}
-	switch {
-	case other != "" && awaits(other):
+	if other != "" && awaits(other) {
 		return other, fmt.Sprintf("the server answered request %s with id %s", other, shownID(m.ID))
-	case sole != "" && isAnswer(msg):
-		return sole, fmt.Sprintf("the server answered request %s with id %s, which it was not sent", sole, shownID(m.ID))
 	}
 	return "", ""
 }

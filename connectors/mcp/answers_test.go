@@ -32,12 +32,14 @@ var misansweredTransports = []string{"stdio", "http", "http events", "sse"}
 
 // TestMisansweredStartFails answers initialize with what mcp-go cannot
 // take for its answer: an id of the other type, an error code that is a
-// string, an id never sent, no id. mcp-go's SSE transport and an event
-// stream's reader dropped such an answer (and so did the stdio transport):
-// the start waited for it for ever (Open gave up at StartTimeout; the
-// start went on). Now it fails at once, saying what the server sent. (A
+// string, no id. mcp-go's SSE transport and an event stream's reader
+// dropped such an answer (and so did the stdio transport): the start
+// waited for it for ever (Open gave up at StartTimeout; the start went
+// on). Now it fails at once, saying what the server sent. A
 // streamable-HTTP POST's answer is its request's whatever its id: mcp-go
-// takes it, and so does the connector.)
+// takes it, and so does the connector. (Over stdio and SSE, an answer
+// without an id, or with one never sent, cannot be told from a stray one,
+// and is dropped: see misanswered.)
 func TestMisansweredStartFails(t *testing.T) {
 	const init = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"mis","version":"1"}}`
 	cases := []struct {
@@ -50,13 +52,15 @@ func TestMisansweredStartFails(t *testing.T) {
 			`the server answered request 2 with id "2"`, ""},
 		{"error code a string", `{"jsonrpc":"2.0","id":{id},"error":{"code":"-32000","message":"no"}}`,
 			"the server's answer is malformed: error field is neither an object nor a string", "the server's answer is malformed: error field is neither an object nor a string"},
-		{"id never sent", `{"jsonrpc":"2.0","id":777,"result":` + init + `}`,
-			"the server answered request 2 with id 777, which it was not sent", ""},
+		{"id never sent", `{"jsonrpc":"2.0","id":777,"result":` + init + `}`, "-", ""},
 		{"no id", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`,
-			"the server's answer is malformed: it has no id", "the server's answer is malformed: it has no id"},
+			"-", "the server's answer is malformed: it has no id"},
 	}
 	for _, tr := range misansweredTransports {
 		for _, tc := range cases {
+			if tc.want == "-" && !strings.HasPrefix(tr, "http") {
+				continue
+			}
 			t.Run(tr+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				cfg := misansweredConfig(t, tr, map[string]string{"initialize": tc.answer})

@@ -73,7 +73,6 @@ type stdioTransport struct {
 
 	mu        sync.Mutex
 	pending   map[string]chan rpcReply // by the id's JSON text; guarded by mu
-	gaveUp    bool                     // a request stopped waiting unanswered (see soleID); guarded by mu
 	calls     int                      // requests waiting for an answer; guarded by mu
 	watching  bool                     // the watcher holds role; guarded by mu
 	onNotify  func(mcpgo.JSONRPCNotification)
@@ -368,9 +367,6 @@ func (t *stdioTransport) begin(id string, ch chan rpcReply) {
 func (t *stdioTransport) finish(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, unanswered := t.pending[id]; unanswered {
-		t.gaveUp = true
-	}
 	delete(t.pending, id)
 	t.calls--
 	if t.calls == 0 {
@@ -628,7 +624,7 @@ func (t *stdioTransport) dispatch(line []byte) {
 	t.mu.Lock()
 	_, known := t.pending[string(m.ID)]
 	if err != nil || m.Method == "" && !known {
-		id, why := misanswered(line, func(id string) bool { _, ok := t.pending[id]; return ok }, soleID(t.pending, t.gaveUp))
+		id, why := misanswered(line, func(id string) bool { _, ok := t.pending[id]; return ok }, "")
 		t.mu.Unlock()
 		switch {
 		case id == "":

@@ -133,7 +133,7 @@ func (t sseTap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (
 	id := idText(req.ID)
 	t.book.add(id)
 	resp, err := tap(ctx, req, t.logger, t.SSE.SendRequest)
-	t.book.done(id, err == nil)
+	t.book.done(id)
 	return resp, err
 }
 
