@@ -212,12 +212,7 @@ func (d *decoder) syntaxError(err error) error {
 // document returns the root node of the single document in f (an empty
 // mapping for an empty file).
 func (d *decoder) document(f *ast.File) *node {
-	var bodies []*ast.DocumentNode
-	for _, doc := range f.Docs {
-		if doc != nil && doc.Body != nil {
-			bodies = append(bodies, doc)
-		}
-	}
+	bodies := slices.DeleteFunc(slices.Clone(f.Docs), func(doc *ast.DocumentNode) bool { return doc == nil || doc.Body == nil })
 	if len(bodies) == 0 {
 		return &node{kind: mapNode}
 	}
