@@ -68,20 +68,6 @@ func namedURL(raw, what string, local bool) (*url.URL, error) {
 	return u, err
 }
 
-// namedURLs checks with namedURL each URL of pairs (a URL, then what
-// names it) that is not "".
-func namedURLs(local bool, pairs ...string) error {
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if pairs[i] == "" {
-			continue
-		}
-		if _, err := namedURL(pairs[i], pairs[i+1], local); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // isLoopback reports whether host names this machine.
 func isLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
