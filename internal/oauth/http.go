@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -189,9 +190,7 @@ func (f *Fetcher) send(ctx context.Context, method, rawURL, where, contentType s
 	if err != nil {
 		return 0, nil, nil, fmt.Errorf("%s: %w", where, err)
 	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
+	maps.Copy(req.Header, header)
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
