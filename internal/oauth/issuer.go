@@ -24,8 +24,8 @@ func CheckIssuer(issuer string) error {
 	return err
 }
 
-// checkIssuer is CheckIssuer for an issuer that a server named when not
-// local (see namedURL).
+// checkIssuer checks issuer as CheckIssuer does and, when a server that
+// is not on this machine named it (local false), as namedURL does.
 func checkIssuer(issuer string, local bool) (*url.URL, error) {
 	u, err := namedURL(issuer, "the issuer", local)
 	if err == nil && u.RawQuery != "" {
@@ -40,7 +40,7 @@ func checkIssuer(issuer string, local bool) (*url.URL, error) {
 // issuer itself and that its endpoints are HTTPS, or plain http to
 // loopback when the issuer is itself on this machine.
 func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, error) {
-	iu, err := url.Parse(issuer) // (issuer checks it)
+	iu, err := url.Parse(issuer) // (f.issuer checks it all)
 	return f.issuer(ctx, issuer, err == nil && isLoopback(iu.Hostname()))
 }
 
