@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -77,5 +78,29 @@ func testSnippets(t *testing.T, f Factory) {
 	}
 	if err := s.SaveSnippet(ctx, codemode.Snippet{Code: "1"}); err == nil {
 		t.Error("SaveSnippet without a name succeeded")
+	}
+}
+
+// A snippet the store cannot read (its connectors not the JSON list
+// they should be, as another release or a hand edit may leave) is left
+// out of the lists rather than failing them, and reading it alone says
+// what is wrong.
+func testUnreadableSnippet(t *testing.T, f Factory) {
+	s := f.New(t)
+	ctx := context.Background()
+	for _, name := range []string{"a", "b", "c"} {
+		must(t, s.SaveSnippet(ctx, codemode.Snippet{Name: name, Code: "1", Connectors: []string{"notes"}, CreatedAt: at(1)}))
+	}
+	f.Exec(t, s, `UPDATE snippets SET connectors = '["cut' WHERE name = 'b'`)
+	list, err := s.ListSnippets(ctx)
+	var names []string
+	for _, sn := range list {
+		names = append(names, sn.Name)
+	}
+	if diff := cmp.Diff([]string{"a", "c"}, names); err != nil || diff != "" {
+		t.Errorf("ListSnippets: %v (-want +got):\n%s", err, diff)
+	}
+	if _, err := s.GetSnippet(ctx, "b"); !errors.Is(err, codemode.ErrUnreadable) || !strings.Contains(err.Error(), "decode column connectors") {
+		t.Errorf("GetSnippet(b) = %v, want ErrUnreadable saying decode column connectors", err)
 	}
 }
