@@ -119,8 +119,9 @@ func (s *Store) RemoveOwner(ctx context.Context, id string) error {
 	return oneRow(n, err, "remove owner "+id)
 }
 
-// scanSnippet reads snippetColumns; a snippet whose time or connectors
-// cannot be decoded is unreadable.
+// scanSnippet reads snippetColumns; a snippet whose time, connectors or
+// input schema cannot be decoded is unreadable (every surface lists
+// snippets as JSON, which one schema that is none would fail).
 func scanSnippet(row Row) (codemode.Snippet, error) {
 	var (
 		sn            codemode.Snippet
@@ -133,6 +134,9 @@ func scanSnippet(row Row) (codemode.Snippet, error) {
 	sn.InputSchema = json.RawMessage(schema)
 	var err error
 	sn.CreatedAt, err = nanosOf(created, "created_at")
+	if schema != nil && !json.Valid(schema) {
+		err = errors.Join(err, errors.New("column input_schema holds no JSON"))
+	}
 	if err = errors.Join(err, jsonDecode(conns, &sn.Connectors, "connectors")); err != nil {
 		return sn, unreadable("snippet "+sn.Name, err)
 	}

@@ -82,16 +82,18 @@ func testSnippets(t *testing.T, f Factory) {
 }
 
 // A snippet the store cannot read (its connectors not the JSON list
-// they should be, as another release or a hand edit may leave) is left
-// out of the lists rather than failing them, and reading it alone says
+// they should be, its input schema not JSON, as another release or a
+// hand edit may leave) is left out of the lists rather than failing them
+// (or every surface that lists them as JSON), and reading it alone says
 // what is wrong.
 func testUnreadableSnippet(t *testing.T, f Factory) {
 	s := f.New(t)
 	ctx := context.Background()
-	for _, name := range []string{"a", "b", "c"} {
-		must(t, s.SaveSnippet(ctx, codemode.Snippet{Name: name, Code: "1", Connectors: []string{"notes"}, CreatedAt: at(1)}))
+	for _, name := range []string{"a", "b", "c", "d"} {
+		must(t, s.SaveSnippet(ctx, codemode.Snippet{Name: name, Code: "1", Connectors: []string{"notes"}, InputSchema: json.RawMessage(`{}`), CreatedAt: at(1)}))
 	}
 	f.Exec(t, s, `UPDATE snippets SET connectors = '["cut' WHERE name = 'b'`)
+	f.Exec(t, s, `UPDATE snippets SET input_schema = '{"type":' WHERE name = 'd'`)
 	list, err := s.ListSnippets(ctx)
 	var names []string
 	for _, sn := range list {
@@ -100,7 +102,9 @@ func testUnreadableSnippet(t *testing.T, f Factory) {
 	if diff := cmp.Diff([]string{"a", "c"}, names); err != nil || diff != "" {
 		t.Errorf("ListSnippets: %v (-want +got):\n%s", err, diff)
 	}
-	if _, err := s.GetSnippet(ctx, "b"); !errors.Is(err, codemode.ErrUnreadable) || !strings.Contains(err.Error(), "decode column connectors") {
-		t.Errorf("GetSnippet(b) = %v, want ErrUnreadable saying decode column connectors", err)
+	for name, want := range map[string]string{"b": "decode column connectors", "d": "column input_schema holds no JSON"} {
+		if _, err := s.GetSnippet(ctx, name); !errors.Is(err, codemode.ErrUnreadable) || !strings.Contains(err.Error(), want) {
+			t.Errorf("GetSnippet(%s) = %v, want ErrUnreadable saying %s", name, err, want)
+		}
 	}
 }
