@@ -99,28 +99,28 @@ func checkState(st codemode.EntryState) error {
 // intOf.)
 func scanEntry(row Row, more ...any) (codemode.Entry, error) {
 	var (
-		e                         codemode.Entry
-		kind, state               string
-		args, result              []byte
-		seq, reverts              any
-		decided, created, updated any
+		e            codemode.Entry
+		kind, state  string
+		args, result []byte
+		// (One struct, so that they take one allocation.)
+		v struct{ seq, reverts, created, updated, decided any }
 	)
-	err := row.Scan(append([]any{&e.ExecutionID, &seq, &kind, &e.Connector, &e.Method, &e.Name,
-		&args, &result, &e.Error, &state, &reverts, &e.Task, &created, &updated,
-		&e.DecidedBy.Subject, &e.DecidedBy.Name, &e.DecidedBy.Email, &decided}, more...)...)
+	err := row.Scan(append([]any{&e.ExecutionID, &v.seq, &kind, &e.Connector, &e.Method, &e.Name,
+		&args, &result, &e.Error, &state, &v.reverts, &e.Task, &v.created, &v.updated,
+		&e.DecidedBy.Subject, &e.DecidedBy.Name, &e.DecidedBy.Email, &v.decided}, more...)...)
 	if err == nil {
 		var (
 			errs    [7]error
 			n, back int64
 		)
-		n, errs[0] = intOf(seq, "seq")
-		back, errs[1] = intOf(reverts, "reverts")
+		n, errs[0] = intOf(v.seq, "seq")
+		back, errs[1] = intOf(v.reverts, "reverts")
 		e.Seq, e.Reverts = int(n), int(back)
 		errs[2], errs[3] = e.Kind.UnmarshalText([]byte(kind)), e.State.UnmarshalText([]byte(state))
-		e.CreatedAt, errs[4] = nanosOf(created, "created_at")
-		e.UpdatedAt, errs[5] = nanosOf(updated, "updated_at")
-		if decided != int64(0) { // (none)
-			e.DecidedAt, errs[6] = nanosOf(decided, "decided_at")
+		e.CreatedAt, errs[4] = nanosOf(v.created, "created_at")
+		e.UpdatedAt, errs[5] = nanosOf(v.updated, "updated_at")
+		if v.decided != int64(0) { // (none)
+			e.DecidedAt, errs[6] = nanosOf(v.decided, "decided_at")
 		}
 		if err = errors.Join(errs[:]...); err != nil {
 			err = fmt.Errorf("log entry #%d: %w: %w", e.Seq, codemode.ErrUnreadable, err)
