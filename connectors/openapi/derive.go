@@ -85,10 +85,14 @@ const (
 
 // deriver holds the state of one derivation.
 type deriver struct {
-	// ctx is checked before each operation and each shared schema: a
-	// large document takes seconds to derive, and Close or a canceled
-	// start should not wait for it.
+	// ctx is checked before each operation and each shared schema, and
+	// once every checkEvery parameters and schemas within them (stopped):
+	// a large document takes seconds to derive, one operation of a
+	// million parameters too, and Close or a canceled start should not
+	// wait for it.
 	ctx      context.Context
+	steps    int
+	halted   bool
 	root     *value
 	swagger2 bool
 	conv     *schemaConv
@@ -132,7 +136,7 @@ func derive(ctx context.Context, root *value, size int) (*derivation, error) {
 	default:
 		return nil, errors.New(`not an OpenAPI document: it has neither "openapi" nor "swagger"`)
 	}
-	d.conv.warn = d.warn
+	d.conv.warn, d.conv.stopped = d.warn, d.stopped
 	bound := minDerivedBytes + derivedPerByte*size
 	d.conv.left = bound
 	tooLarge := fmt.Errorf("the derived methods would be larger than %d MiB (%d times the document's size, %d MiB at least): its references copy large parts too often",
@@ -168,9 +172,8 @@ func derive(ctx context.Context, root *value, size int) (*derivation, error) {
 	for _, m := range out.Methods {
 		refs = append(refs, m.Refs...)
 	}
-	stopped := false
 	reach(refs, func(name string) []string {
-		if stopped = stopped || ctx.Err() != nil; stopped {
+		if d.halted = d.halted || ctx.Err() != nil; d.halted {
 			return nil
 		}
 		d.where = "schema " + name
@@ -179,7 +182,7 @@ func derive(ctx context.Context, root *value, size int) (*derivation, error) {
 		d.conv.left -= len(out.Defs[name])
 		return out.DefRefs[name]
 	})
-	if stopped {
+	if d.halted {
 		return nil, ctx.Err()
 	}
 	if d.conv.left < 0 {
@@ -205,6 +208,22 @@ func reach(names []string, visit func(name string) []string) map[string]bool {
 		}
 	}
 	return seen
+}
+
+// checkEvery is how many parameters and schemas stopped counts between
+// two checks of the context.
+const checkEvery = 1024
+
+// stopped reports whether the derivation's context is done, checking it
+// once every checkEvery calls (and for good once it is). The loops over
+// one operation's parameters and the schema conversion call it per item,
+// so a cancelation reaches inside an operation; derive returns the
+// context's error after the operation, whatever it derived.
+func (d *deriver) stopped() bool {
+	if d.steps++; !d.halted && d.steps%checkEvery == 0 {
+		d.halted = d.ctx.Err() != nil
+	}
+	return d.halted
 }
 
 // warnSeed seeds the hashes of warnings.
@@ -515,6 +534,9 @@ func (d *deriver) parameters(path string, item, op *value) (params []param, form
 			continue
 		}
 		for i := range list.items {
+			if d.stopped() {
+				return nil, nil, nil
+			}
 			pn := d.deref(&list.items[i], "parameter")
 			if !pn.isObject() {
 				continue
@@ -538,6 +560,9 @@ func (d *deriver) parameters(path string, item, op *value) (params []param, form
 		vars[m[1]] = true
 	}
 	for _, pn := range all {
+		if d.stopped() {
+			return nil, nil, nil
+		}
 		name, in := pn.getText("name"), pn.getText("in")
 		switch {
 		case in == "body" && d.swagger2:
