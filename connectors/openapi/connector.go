@@ -66,7 +66,9 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	cache := derivedCache{dir: cfg.CacheDir}
 	d, fresh, err := deriveCached(ctx, doc, cache, cfg.Logger)
 	if err != nil {
-		return nil, sc.Error(err)
+		// Named as configured (a URL without what may carry a secret),
+		// as reading it names it.
+		return nil, sc.Error(fmt.Errorf("the OpenAPI document %s: %w", scrub.URL(cfg.Document), err))
 	}
 	if doc.read != nil {
 		doc.raw = nil // spec reads it again: a connector lives as long as the server
@@ -136,7 +138,7 @@ func deriveCached(ctx context.Context, doc *document, cache derivedCache, log *s
 		if raw, _ := doc.bytes(); isJSONText(raw) {
 			hint = ""
 		}
-		return nil, false, fmt.Errorf("the OpenAPI document is not valid JSON%s%s", hint, syntaxErrorAt(text))
+		return nil, false, fmt.Errorf("not valid JSON%s%s", hint, syntaxErrorAt(text))
 	}
 	d, err = derive(ctx, &root, len(text))
 	if err != nil {

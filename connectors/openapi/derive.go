@@ -123,13 +123,13 @@ func derive(ctx context.Context, root *value, size int) (*derivation, error) {
 	switch v, sw := root.get("openapi"), root.get("swagger"); {
 	case v != nil && v.kind != kindNull:
 		if !v.scalar() || !strings.HasPrefix(v.text, "3.") {
-			return nil, fmt.Errorf("unsupported OpenAPI version %s (3.0, 3.1 and Swagger 2.0 are)", version(v))
+			return nil, fmt.Errorf("unsupported OpenAPI version %s at /openapi (3.0, 3.1 and Swagger 2.0 are)", version(v))
 		}
 		comps := root.get("components").get("schemas")
 		d.conv = &schemaConv{doc: root, components: comps, defsPtr: "/components/schemas/", oas31: !strings.HasPrefix(v.text, "3.0")}
 	case sw != nil:
 		if !sw.scalar() || sw.text != "2.0" {
-			return nil, fmt.Errorf("unsupported Swagger version %s (2.0 is)", version(sw))
+			return nil, fmt.Errorf("unsupported Swagger version %s at /swagger (2.0 is)", version(sw))
 		}
 		d.swagger2 = true
 		d.conv = &schemaConv{doc: root, components: root.get("definitions"), defsPtr: "/definitions/"}
