@@ -152,6 +152,15 @@ func derive(ctx context.Context, root *value, size int) (*derivation, error) {
 				d.warn(fmt.Sprintf("path %s is longer than %d bytes; skipped", short.Quote(p), maxPath))
 				continue
 			}
+			// A "." or ".." segment, however encoded (dotSegment), sends
+			// the calls to another path than the one the operation names:
+			// past base_url's path, and past the path: globs of
+			// operations.exclude and approve, which match the template.
+			if s := dotSegment(p); s != "" {
+				d.where = ""
+				d.warn(fmt.Sprintf("path %s has a %q segment, which a server reads as another path; skipped", short.Quote(p), s))
+				continue
+			}
 			out.Methods = append(out.Methods, d.pathItem(p, &paths.items[i])...)
 			if err := ctx.Err(); err != nil {
 				return nil, err
