@@ -800,7 +800,8 @@ func (d *deriver) bodySchema(b *Body, sn *value) []byte {
 
 // multipartSchema is the input schema of a multipart body: the object's
 // properties, those that are files (format binary or base64) accepting
-// text or a Binary.
+// text or a Binary, and those that are arrays of files (OpenAPI 3's
+// several files under one name) a list of them, one part each.
 func (d *deriver) multipartSchema(b *Body, sn *value) []byte {
 	sch := d.deref(sn, "")
 	props := sch.get("properties")
@@ -809,10 +810,15 @@ func (d *deriver) multipartSchema(b *Body, sn *value) []byte {
 	}
 	var p obj
 	for i, k := range props.keys {
-		if ps := d.deref(&props.items[i], ""); isFileSchema(ps) {
+		ps := d.deref(&props.items[i], "")
+		switch items := ps.get("items"); {
+		case isFileSchema(ps):
 			b.Files = append(b.Files, k)
 			p.raw(k, withDescription([]byte(fileSchema), ps))
-		} else {
+		case ps.getText("type") == "array" && items.isObject() && isFileSchema(d.deref(items, "")):
+			b.Files = append(b.Files, k)
+			p.raw(k, withDescription([]byte(`{"type":"array","items":`+fileSchema+`}`), ps))
+		default:
 			p.raw(k, d.conv.schema(nil, &props.items[i], 0))
 		}
 	}
