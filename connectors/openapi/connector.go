@@ -272,13 +272,16 @@ func baseURL(configured, server string, docURL *url.URL) (*url.URL, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("the document's server URL %q: %v; set base_url", server, err)
 	}
-	if u.IsAbs() {
-		return u, ""
-	}
-	if docURL == nil {
+	if !u.IsAbs() && docURL == nil {
 		return nil, fmt.Sprintf("the document's server URL %q is relative and the document is a file: set base_url to call its methods", server)
 	}
-	return docURL.ResolveReference(u), ""
+	if !u.IsAbs() {
+		u = docURL.ResolveReference(u)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Sprintf("the document's server URL %q is not an http(s) URL: set base_url to call its methods", server)
+	}
+	return u, ""
 }
 
 // Name returns the connector's global name.

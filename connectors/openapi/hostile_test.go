@@ -101,3 +101,39 @@ func TestHostileDocument(t *testing.T) {
 		}
 	}
 }
+
+// A document whose server is not an http(s) URL (a variable's default
+// making it ftp://, or no host) loads with a warning naming it, as one
+// naming no server does, and its calls fail saying so until base_url is
+// set; it failed the whole connector with "base URL: not an absolute
+// http(s) URL", a URL nobody configured.
+func TestServerNotHTTP(t *testing.T) {
+	api := newRecorder(t, nil)
+	for _, server := range []string{
+		`{"url":"{scheme}://api.example/v1","variables":{"scheme":{"default":"ftp"}}}`,
+		`{"url":"https:///v1"}`,
+	} {
+		doc := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"servers":[` + server + `],
+		"paths":{"/p":{"get":{"operationId":"p","responses":{"200":{"description":"ok"}}}}}}`
+		p := writeDoc(t, doc)
+		c, err := New(context.Background(), Config{Name: "api", Document: p})
+		if err != nil {
+			t.Errorf("server %s: %v; want the document loaded", server, err)
+			continue
+		}
+		diags := strings.Join(c.Capabilities().Diagnostics, "\n")
+		res, err := c.Call(context.Background(), "p", json.RawMessage(`{}`))
+		c.Close()
+		if !strings.Contains(diags, "is not an http(s) URL") || err != nil || !res.IsError || !strings.Contains(res.Message, "set base_url") {
+			t.Errorf("server %s: warnings %q, call %v %+v; want a warning and a failed call naming the server", server, diags, err, res)
+		}
+		c, err = New(context.Background(), Config{Name: "api", Document: p, BaseURL: api.srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := c.Call(context.Background(), "p", json.RawMessage(`{}`)); err != nil || res.IsError || api.last(t).URI != "/p" {
+			t.Errorf("server %s with base_url: %v %+v", server, err, res)
+		}
+		c.Close()
+	}
+}
