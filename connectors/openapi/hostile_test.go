@@ -13,8 +13,9 @@ import (
 // path template reaches a path other than the one its operation names
 // (a "." or ".." segment, however encoded, would move it past base_url's
 // path and past the path: globs of operations.exclude and approve, which
-// match the template); and no argument adds a path segment, a query
-// parameter, a header line or a cookie.
+// match the template); and no argument, nor a parameter name the
+// document gives, adds a path segment, a query parameter, a header line
+// or a cookie.
 func TestHostileDocument(t *testing.T) {
 	api := newRecorder(t, nil)
 	other := newRecorder(t, nil)
@@ -33,6 +34,9 @@ func TestHostileDocument(t *testing.T) {
 	  "/a/..%5cadmin":` + op("dotDotBackslash") + `,
 	  "/./admin":` + op("dot") + `,
 	  "/items/{id}":` + op("item", `{"name":"id","in":"path","required":true,"schema":{"type":"string"}}`) + `,
+	  "/refs/{ref}":` + op("ref", `{"name":"ref","in":"path","required":true,"x-multi-segment":true,"schema":{"type":"string"}}`) + `,
+	  "/q?admin=1#x":` + op("literal") + `,
+	  "/names":` + op("names", `{"name":"X-A\r\nX-Evil","in":"header","schema":{"type":"string"}}`, `{"name":"c; sid","in":"cookie","schema":{"type":"string"}}`) + `,
 	  "/search":` + op("search", `{"name":"q","in":"query","schema":{"type":"string"}}`, `{"name":"X-Trace","in":"header","schema":{"type":"string"}}`, `{"name":"pref","in":"cookie","schema":{"type":"string"}}`) + `
 	}}`
 	c, err := New(context.Background(), Config{Name: "api", Document: writeDoc(t, doc), BaseURL: api.srv.URL + "/v1",
@@ -51,6 +55,11 @@ func TestHostileDocument(t *testing.T) {
 		{op: "item", args: `{"id":"a/b?c=d#e"}`, uri: "/v1/items/a%2Fb%3Fc%3Dd%23e"},
 		{op: "item", args: `{"id":"../admin"}`, refused: `makes the path segment ".."`},
 		{op: "item", args: `{"id":"%2e%2e"}`, uri: "/v1/items/%252e%252e"},
+		{op: "ref", args: `{"ref":"heads/a?b=c#d"}`, uri: "/v1/refs/heads/a%3Fb%3Dc%23d"},
+		{op: "ref", args: `{"ref":"a/../../admin"}`, refused: `makes the path segment ".."`},
+		{op: "literal", args: `{}`, uri: "/v1/q%3Fadmin=1%23x"},
+		{op: "names", args: `{"c; sid":"v"}`, uri: "/v1/names", header: map[string]string{"Cookie": "c%3B%20sid=v; sid=pinned-secret"}},
+		{op: "names", args: `{"X-A\r\nX-Evil":"1"}`, refused: `is not a valid HTTP token`},
 		{op: "search", args: `{"q":"x&admin=1#f","X-Trace":"t","pref":"p; sid=stolen"}`, uri: "/v1/search?q=x%26admin%3D1%23f",
 			header: map[string]string{"X-Trace": "t", "Cookie": "pref=p%3B%20sid%3Dstolen; sid=pinned-secret"}},
 		{op: "search", args: `{"X-Trace":"t\r\nX-Evil: 1"}`, refused: "the value holds a control character"},
