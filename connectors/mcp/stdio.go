@@ -621,11 +621,14 @@ func (t *stdioTransport) dispatch(line []byte) {
 		}
 	}
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
-	t.mu.Lock()
-	_, known := t.pending[string(m.ID)]
-	if err != nil || m.Method == "" && !known {
-		id, why := misanswered(line, func(id string) bool { _, ok := t.pending[id]; return ok }, "")
-		t.mu.Unlock()
+	awaits := func(id string) bool {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		_, ok := t.pending[id]
+		return ok
+	}
+	if err != nil || m.Method == "" && !awaits(string(m.ID)) {
+		id, why := misanswered(line, awaits, "")
 		switch {
 		case id == "":
 			t.logger.Debug("ignoring a line that is not a JSON-RPC message, or an answer to no request of ours", "err", err, "line", short.Clip(string(line), 200))
@@ -636,8 +639,6 @@ func (t *stdioTransport) dispatch(line []byte) {
 			m.ID = json.RawMessage(id) // as sent: 1.0 for 1, say
 		}
 		hasID = true
-	} else {
-		t.mu.Unlock()
 	}
 	switch {
 	case m.Method != "" && !hasID:

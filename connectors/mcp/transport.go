@@ -280,21 +280,20 @@ func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
-	// mcp-go takes any id of a streamable-HTTP POST's answer for its
-	// request's.
+	var fix func([]byte) []byte // see fixEvent
 	id, _ := req.Context().Value(answerKey{}).(string)
-	fix := func(msg []byte) []byte {
-		if _, why := misanswered(msg, func(string) bool { return true }, id); why != "" {
-			return errorAnswer(id, why)
-		}
-		return nil
-	}
 	switch {
 	case id != "":
+		// mcp-go takes any id of a streamable-HTTP POST's answer for its
+		// request's.
+		fix = func(msg []byte) []byte {
+			if _, why := misanswered(msg, func(string) bool { return true }, id); why != "" {
+				return errorAnswer(id, why)
+			}
+			return nil
+		}
 	case b.book != nil:
 		fix = b.book.fix
-	default:
-		fix = nil
 	}
 	switch ct := resp.Header.Get("Content-Type"); {
 	case resp.StatusCode >= 400:
@@ -318,7 +317,7 @@ func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 		default:
 			body, _ = flatten(body)
 			if id == "" {
-				break
+				break // not a POST's answer mcp-go reads (legacy SSE), or not a request's
 			}
 			if fixed := fix(body); fixed != nil {
 				body = fixed
