@@ -5,11 +5,13 @@ import (
 	"strings"
 )
 
-// MaxNesting is how deep the model's code may nest, and MaxChain how long
-// a chain of operators it may hold (see checkNesting).
+// MaxNesting is how deep the model's code may nest, MaxChain how long a
+// chain of operators it may hold, and MaxJoined how many bytes its joins
+// with + may copy in all (see checkNesting).
 const (
 	MaxNesting = 32
 	MaxChain   = 1000
+	MaxJoined  = 16 << 20
 )
 
 // checkNesting refuses code that nests deeper than MaxNesting levels, before
@@ -43,6 +45,18 @@ const (
 // link (32 Ki terms of `+` took seconds, growing with the square) and
 // esbuild visits member and call chains by recursion (a MiB of `.b` passed
 // Go's 1 GB stack: a fatal error).
+//
+// esbuild joins what it can at each binary + (`'a' + 'b'`, `{} + 1`, a
+// template and a string), copying the whole text joined so far: a MiB
+// literal then 999 `+ ""` allocated 2 GB, 40 KB of `${a}` then 999 `+ ""`
+// 725 MB (a template's substitutions are copied). So each + is weighed as
+// the bytes its expression holds before it, from the innermost bracket or
+// separator, and the sum over the code is bounded (MaxJoined).
+//
+// TypeScript enums hold numbers only: esbuild copies a member's value into
+// every use, and joins strings in members' values (`B = A + A`): 300
+// bytes of members that double a string made 20 MB, each further member
+// twice that.
 func checkNesting(src string) error {
 	s := nestScan{src: src, stack: make([]nestFrame, 1, 8)}
 	s.run()
@@ -58,6 +72,8 @@ type nestFrame struct {
 	ops   int  // the right-associative operators open in it
 	saved int  // chain before the last statement end, for an else
 	base  int  // links when the expression being read in it began (see MaxChain)
+	start int  // where the expression being read around it began (see MaxJoined)
+	enum  bool // an enum's body, or in one
 }
 
 type nestScan struct {
@@ -66,6 +82,9 @@ type nestScan struct {
 	err       error // the first bound passed, where
 	levels    int   // the sum of the frames' chain and ops
 	links     int   // the links of the expression being read, brackets open around it included
+	start     int   // where the expression being read began, in the innermost bracket
+	joined    int   // the bytes before each binary +, summed (see MaxJoined)
+	enum      int   // 1 after the keyword enum, 2 after its name: a { opens its body
 	unary     int   // the prefix operators just read
 	pending   bool  // a body is expected: a block, or it counts as a level
 	expr      bool  // the last token ends an operand: `/` divides, `+` is binary
@@ -107,8 +126,20 @@ func (s *nestScan) link(off int) {
 	}
 }
 
-// endStatement ends the bodies and the expression open in the current frame.
-func (s *nestScan) endStatement() {
+// enumStrings is the error for what could make an enum member a string.
+const enumStrings = "an enum may hold only numbers (esbuild copies a member's value into every use): no strings, templates, arrays, objects, regular expressions or typeof in it; for strings use an object: const E = { A: 'a' } as const"
+
+// join weighs the binary + at off (see MaxJoined).
+func (s *nestScan) join(off int) {
+	if s.joined += off - s.start; s.joined > MaxJoined {
+		s.refuse(off, fmt.Sprintf("the code joins too much with + (each + copies the text joined before it; %d MiB in all at most); build long text with an array's join or one template literal", MaxJoined>>20))
+	}
+}
+
+// endStatement ends the bodies and the expression open in the current frame
+// at off.
+func (s *nestScan) endStatement(off int) {
+	s.start = off
 	f := s.top()
 	if f.chain > 0 {
 		f.saved = f.chain
@@ -132,8 +163,11 @@ func (s *nestScan) token(off int, open byte) {
 	if s.newline {
 		s.newline = false
 		if s.asi && !s.pending && s.unary == 0 && !continues(s.src[off:]) {
-			s.endStatement()
+			s.endStatement(off)
 		}
+	}
+	if s.top().enum && (strings.IndexByte("'\"`[{", open) >= 0 || open == '/' && !s.expr) {
+		s.refuse(off, enumStrings)
 	}
 	if s.pending && open != '{' {
 		s.top().chain++
@@ -178,11 +212,17 @@ func (s *nestScan) run() {
 			}
 			s.afterElse = false
 			s.token(i, c)
+			enum := s.enum
+			s.enum = 0
 			s.word(i, src[i:j], c >= '0' && c <= '9')
+			if enum == 1 {
+				s.enum = 2 // after the enum's name
+			}
 			i = j
 			continue
 		}
-		s.afterElse = false
+		enum := s.enum
+		s.afterElse, s.enum = false, 0
 		s.token(i, c)
 		dot, expr := false, false
 		switch c {
@@ -201,7 +241,8 @@ func (s *nestScan) run() {
 				s.link(i)
 			}
 			s.unary = 0
-			s.stack = append(s.stack, nestFrame{head: c == '(' && s.headNext, base: s.links})
+			s.stack = append(s.stack, nestFrame{head: c == '(' && s.headNext, base: s.links, start: s.start, enum: s.top().enum || enum == 2 && c == '{'})
+			s.start = i
 			s.deeper(i)
 			i++
 		case ')', ']', '}':
@@ -209,6 +250,7 @@ func (s *nestScan) run() {
 			if len(s.stack) > 1 {
 				s.levels -= f.chain + f.ops
 				s.stack = s.stack[:len(s.stack)-1]
+				s.start = f.start
 				if f.sub { // a template's substitutions are apart; a bracket's
 					// links count on in the expression around it
 					s.links = f.base
@@ -225,7 +267,7 @@ func (s *nestScan) run() {
 			}
 		case ';', ',':
 			s.unary = 0
-			s.endStatement()
+			s.endStatement(i)
 			s.lastEnd = c == ';'
 			i++
 		case '/':
@@ -270,6 +312,9 @@ func (s *nestScan) run() {
 				expr = true
 			} else if s.expr && (i+1 >= len(src) || src[i+1] != '=') { // binary, not += or -=
 				s.link(i)
+				if c == '+' {
+					s.join(i)
+				}
 			} else if !s.expr {
 				s.unary++
 				s.deeper(i)
@@ -333,7 +378,12 @@ func (s *nestScan) word(off int, w string, number bool) {
 		}
 		f.saved = 0
 		s.unary, s.expr, s.asi, s.pending, s.afterElse = 0, false, false, true, true
+	case "enum":
+		s.unary, s.enum = 0, 1
 	case "typeof", "void", "delete", "await", "new", "yield":
+		if w == "typeof" && s.top().enum {
+			s.refuse(off, enumStrings)
+		}
 		s.expr, s.asi, s.headNext = false, false, w == "await" && headNext // for await (…)
 		s.unary++
 		s.deeper(off)
@@ -361,7 +411,8 @@ func (s *nestScan) template(i int) int {
 			return i + 1
 		case '$':
 			if i+1 < len(s.src) && s.src[i+1] == '{' {
-				s.stack = append(s.stack, nestFrame{sub: true, base: s.links})
+				s.stack = append(s.stack, nestFrame{sub: true, base: s.links, start: s.start})
+				s.start = i
 				return i + 2
 			}
 			i++

@@ -2,6 +2,7 @@ package source
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -141,6 +142,118 @@ func TestChainsAllowed(t *testing.T) {
 		"method chain":           "[1, 2, 3]" + strings.Repeat("\n  .map((x) => x + 1)", 200) + "\n  .length",
 	}
 	for name, code := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Normalize(code, ProgramFile); err != nil {
+				t.Fatalf("Normalize: %v", err)
+			}
+		})
+	}
+}
+
+// TestJoinBounded: code whose binary + make esbuild copy more than
+// MaxJoined bytes in all is refused before esbuild sees it. Before, esbuild
+// copied the text joined so far at each +: a MiB literal then 999 `+ ""`
+// allocated 2 GB, a thousand KB literals joined 1 GB, 40 KB of `${a}` then
+// 999 `+ ""` 725 MB.
+func TestJoinBounded(t *testing.T) {
+	kb := "'" + strings.Repeat("a", 1022) + "'"
+	tests := map[string]string{
+		"a MiB then empty strings": "x = '" + strings.Repeat("a", 1<<20) + "'" + strings.Repeat(" + ''", 999),
+		"KB literals":              "x = " + strings.Repeat(kb+" + ", 999) + kb,
+		"substitutions then empty": "let a = 1;\nx = `" + strings.Repeat("${a}", 10000) + "`" + strings.Repeat(" + ''", 999),
+		"templates":                "let a = 1;\nx = " + strings.Repeat("`"+strings.Repeat("${a}", 100)+"` + ", 999) + "``",
+		"objects in expressions":   strings.Repeat("x = ''"+strings.Repeat(" + {}", 999)+";\n", 200),
+		"in parentheses":           "x = ('" + strings.Repeat("a", 1<<20) + "'" + strings.Repeat(" + ''", 100) + ")",
+	}
+	for name, code := range tests {
+		t.Run(name, func(t *testing.T) {
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			_, err := Normalize(code, ProgramFile)
+			runtime.ReadMemStats(&m1)
+			var se *SyntaxError
+			if !errors.As(err, &se) || !strings.Contains(se.Message, "joins too much with +") {
+				t.Errorf("Normalize: %v, want the join error", err)
+			}
+			if got := m1.TotalAlloc - m0.TotalAlloc; got > 64*uint64(len(code))+256<<10 {
+				t.Errorf("allocated %d bytes for %d bytes of code", got, len(code))
+			}
+		})
+	}
+}
+
+// TestJoinAllowed: text built with + as programs build it, and long text
+// written otherwise.
+func TestJoinAllowed(t *testing.T) {
+	row := "'<tr><td class=\"name\">Row</td><td class=\"n\">42</td><td>open</td></tr>\\n' +\n"
+	tests := map[string]string{
+		"300 rows of HTML":      "const html = '<table>\\n' +\n" + strings.Repeat(row, 300) + "'</table>';\nhtml.length",
+		"rows with values":      "const rows = [{ a: 1, b: 'x' }];\nlet html = '';\n" + strings.Repeat("for (const r of rows) html += '<tr><td>' + r.a + '</td><td>' + r.b + '</td></tr>';\n", 300) + "html",
+		"100 KB template":       "const r = { a: 1, b: 'x' };\n`" + strings.Repeat("<tr><td>${r.a + 1}</td><td>${r.b + '!'}</td></tr>\n", 2000) + "`",
+		"a big literal, parsed": "JSON.parse('[" + strings.Repeat("1, ", 250<<10) + "1]').map((x) => x + 1).filter((x) => x > 1).length + ' numbers'",
+		"array join":            "[" + strings.Repeat("'"+strings.Repeat("a", 1000)+"', ", 1000) + "].join('')",
+		"many short joins":      strings.Repeat("x = 'a' + 1 + 'b' + 2 + 'c' + 3 + 'd';\n", 20000) + "x",
+	}
+	for name, code := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Normalize(code, ProgramFile); err != nil {
+				t.Fatalf("Normalize: %v", err)
+			}
+		})
+	}
+}
+
+// TestEnumStrings: an enum holding anything that could be a string is
+// refused, at it, before esbuild sees it: esbuild copies a member's value
+// into every use and joins strings in members' values, so 300 bytes of
+// members each doubling the last made 20 MB, each further member twice
+// that. Numeric enums, and enum as a property name, are code as before.
+func TestEnumStrings(t *testing.T) {
+	double := func(first string) string {
+		s := "enum E { A0 = " + first
+		for i := 1; i < 64; i++ {
+			s += fmt.Sprintf(", A%d = A%d + A%d", i, i-1, i-1)
+		}
+		return s + " }\nE.A63"
+	}
+	refused := []struct {
+		name, code string
+		col        int
+	}{
+		{"a string doubled", double("'ab'"), 15},
+		{"typeof doubled", double("typeof 1"), 15},
+		{"an array doubled", double("[] + 1"), 15},
+		{"a template", "enum E { A = 1, B = `${A}${A}` }", 21},
+		{"a regular expression", "const enum E { A = /a/.constructor }", 20},
+		{"an object", "declare enum E { A = {} + 1 }", 22},
+		{"in parentheses", "enum E { A = 1, B = (A + 'x') }", 26},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			_, err := Normalize(tc.code, ProgramFile)
+			runtime.ReadMemStats(&m1)
+			var se *SyntaxError
+			if !errors.As(err, &se) || !strings.Contains(se.Message, "an enum may hold only numbers") {
+				t.Fatalf("Normalize: %v, want the enum error", err)
+			}
+			if se.Line != 1 || se.Column != tc.col {
+				t.Errorf("at %d:%d, want 1:%d", se.Line, se.Column, tc.col)
+			}
+			if got := m1.TotalAlloc - m0.TotalAlloc; got > 256<<10 {
+				t.Errorf("allocated %d bytes for %d bytes of code", got, len(tc.code))
+			}
+		})
+	}
+	allowed := map[string]string{
+		"numbers":            "enum E { A, B, C = 10 }\nE.C + E.A",
+		"flags":              "enum F { A = 1 << 0, B = 1 << 1, AB = A | B, C = A + B * 2 }\nF.AB",
+		"const enum":         "const enum E { A = -1, B = A + 1 }\nE.B",
+		"enum as a property": "const o = { enum: 'a', e: 'b' };\no.enum + `${o.e}` + ['c'][0]",
+		"after an enum":      "enum E { A }\nconst s = 'x' + E.A;\ns",
+	}
+	for name, code := range allowed {
 		t.Run(name, func(t *testing.T) {
 			if _, err := Normalize(code, ProgramFile); err != nil {
 				t.Fatalf("Normalize: %v", err)
