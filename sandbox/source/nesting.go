@@ -40,11 +40,15 @@ const (
 // Chains are bounded apart (MaxChain), since long ones are ordinary code:
 // each binary operator (`a + b + c`, `a && b`), member access, call and
 // index (`a.b().c[0]`) in an expression is a link, the links of a bracket
-// counting on in the expression around it, until a comma or the statement
-// ends. goja's compiler walks the left side of such a chain again at each
-// link (32 Ki terms of `+` took seconds, growing with the square) and
-// esbuild visits member and call chains by recursion (a MiB of `.b` passed
-// Go's 1 GB stack: a fatal error).
+// counting on in the expression around it, until the statement ends or a
+// comma between arguments, elements, properties or declarations; the
+// comma of a sequence (`a, b`) is a link too. goja's compiler walks the left
+// side of such a chain again at each link (32 Ki terms of `+` took seconds,
+// growing with the square), esbuild's printer walks a sequence's left side
+// again at each comma (40,000 commas took 50 s) and esbuild visits member and
+// call chains by recursion (a MiB of `.b` passed Go's 1 GB stack: a fatal
+// error). A { after an operand, a statement's end or a body's start opens a
+// block, whose commas are a sequence's; elsewhere an object's.
 //
 // esbuild joins what it can at each binary + (`'a' + 'b'`, `{} + 1`, a
 // template and a string), copying the whole text joined so far: a MiB
@@ -58,7 +62,7 @@ const (
 // bytes of members that double a string made 20 MB, each further member
 // twice that.
 func checkNesting(src string) error {
-	s := nestScan{src: src, stack: make([]nestFrame, 1, 8)}
+	s := nestScan{src: src, stack: make([]nestFrame, 1, 8), lastEnd: true}
 	s.run()
 	return s.err
 }
@@ -74,6 +78,9 @@ type nestFrame struct {
 	base  int  // links when the expression being read in it began (see MaxChain)
 	start int  // where the expression being read around it began (see MaxJoined)
 	enum  bool // an enum's body, or in one
+	list  bool // its commas separate items (arguments, an array, an object), not a sequence's expressions
+	decl  bool // a let, const or var declaration is being read in it
+	conds int  // the ? read in it still waiting for their :
 }
 
 type nestScan struct {
@@ -90,7 +97,8 @@ type nestScan struct {
 	expr      bool  // the last token ends an operand: `/` divides, `+` is binary
 	dot       bool  // the last token is `.` or `?.`: a keyword is a property name
 	headNext  bool  // the last token is if, for, while or with
-	lastEnd   bool  // the last token ends a statement (`;`)
+	lastEnd   bool  // the last token ends or starts a statement (`;`, a block's `{`, a case's `:`)
+	block     bool  // a { here opens a block, not an object
 	asi       bool  // a line break after the last token may end the statement
 	newline   bool  // a line break since the last token
 	afterElse bool  // the last token is else
@@ -122,7 +130,7 @@ func (s *nestScan) deeper(off int) {
 // link adds a link to the chain of operators being read, at off.
 func (s *nestScan) link(off int) {
 	if s.links++; s.links > MaxChain {
-		s.refuse(off, fmt.Sprintf("the code chains more than %d operators in one expression (each binary operator, member access, call and index is one); split it: put parts in variables", MaxChain))
+		s.refuse(off, fmt.Sprintf("the code chains more than %d operators in one expression (each binary operator, member access, call, index and comma between expressions is one); split it: put parts in variables", MaxChain))
 	}
 }
 
@@ -146,7 +154,7 @@ func (s *nestScan) endStatement(off int) {
 	}
 	s.levels -= f.chain + f.ops
 	s.links = f.base
-	f.chain, f.ops = 0, 0
+	f.chain, f.ops, f.conds = 0, 0, 0
 }
 
 // nestOp adds a right-associative operator to the current frame.
@@ -159,11 +167,13 @@ func (s *nestScan) nestOp(off int) {
 // token is called before each token at off (not for whitespace and
 // comments): a body that was expected and is not a block is a level.
 func (s *nestScan) token(off int, open byte) {
+	s.block = s.lastEnd || s.pending || s.expr
 	s.lastEnd = false
 	if s.newline {
 		s.newline = false
 		if s.asi && !s.pending && s.unary == 0 && !continues(s.src[off:]) {
 			s.endStatement(off)
+			s.block, s.top().decl = true, false
 		}
 	}
 	if s.top().enum && (strings.IndexByte("'\"`[{", open) >= 0 || open == '/' && !s.expr) {
@@ -241,8 +251,9 @@ func (s *nestScan) run() {
 				s.link(i)
 			}
 			s.unary = 0
-			s.stack = append(s.stack, nestFrame{head: c == '(' && s.headNext, base: s.links, start: s.start, enum: s.top().enum || enum == 2 && c == '{'})
-			s.start = i
+			list := c == '(' && s.expr || c == '[' && !s.expr || c == '{' && (!s.block || enum == 2)
+			s.stack = append(s.stack, nestFrame{head: c == '(' && s.headNext, base: s.links, start: s.start, enum: s.top().enum || enum == 2 && c == '{', list: list})
+			s.start, s.lastEnd = i, c == '{' && !list
 			s.deeper(i)
 			i++
 		case ')', ']', '}':
@@ -267,8 +278,22 @@ func (s *nestScan) run() {
 			}
 		case ';', ',':
 			s.unary = 0
+			links := s.links
 			s.endStatement(i)
 			s.lastEnd = c == ';'
+			if f := s.top(); c == ';' {
+				f.decl = false
+			} else if !f.list && !f.decl { // a comma operator: its sequence is a chain
+				s.links = links
+				s.link(i)
+			}
+			i++
+		case ':':
+			if f := s.top(); f.conds > 0 {
+				f.conds--
+			} else {
+				s.lastEnd = !f.list // a case's or a label's
+			}
 			i++
 		case '/':
 			if !s.expr {
@@ -335,6 +360,7 @@ func (s *nestScan) run() {
 				i += 2
 			default: // a ? b : c ? d : e nests
 				s.unary = 0
+				s.top().conds++
 				s.nestOp(i)
 				i++
 			}
@@ -380,6 +406,8 @@ func (s *nestScan) word(off int, w string, number bool) {
 		s.unary, s.expr, s.asi, s.pending, s.afterElse = 0, false, false, true, true
 	case "enum":
 		s.unary, s.enum = 0, 1
+	case "let", "const", "var":
+		s.unary, s.top().decl = 0, true
 	case "typeof", "void", "delete", "await", "new", "yield":
 		if w == "typeof" && s.top().enum {
 			s.refuse(off, enumStrings)

@@ -107,6 +107,13 @@ func TestChainBounded(t *testing.T) {
 		{"comparisons", "x = " + strings.Repeat("a !== ", n) + "1", 1, 6*MaxChain + 8},
 		{"in parentheses", "x = " + strings.Repeat("(a + a) + ", n) + "1", 0, 0},
 		{"through a call", "x = f(" + strings.Repeat("a + ", n) + "1)", 0, 0},
+		{"sequence", "x = (" + strings.Repeat("a, ", n) + "a)", 1, 3*MaxChain + 7},
+		{"sequence statement", strings.Repeat("a, ", n) + "a", 1, 3*MaxChain + 2},
+		{"sequence in a block", "{ " + strings.Repeat("a, ", n) + "a }", 1, 3*MaxChain + 4},
+		{"sequence in a function", "() => { a.b; " + strings.Repeat("a, ", n) + "a }", 1, 3*MaxChain + 15},
+		{"sequence after a return's line", "return\n{ " + strings.Repeat("a, ", n) + "a }", 2, 3*MaxChain + 4},
+		{"sequence in a case", "switch (a) { case b ? 1 : 2: { " + strings.Repeat("a, ", n) + "a } }", 0, 0},
+		{"sequence in a for", "for (let i = 0, j = 0; ; " + strings.Repeat("i++, ", n) + "j++) break", 1, 5*MaxChain + 29},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,18 +135,35 @@ func TestChainBounded(t *testing.T) {
 	}
 }
 
+// numbered repeats format n times, with 0 to n-1 in place of its %d.
+func numbered(format string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, format, i)
+	}
+	return b.String()
+}
+
 // TestChainsAllowed: long code whose chains are broken by commas,
 // statements or template substitutions, and chains at the bound.
 func TestChainsAllowed(t *testing.T) {
 	const n = 5000
 	tests := map[string]string{
-		"sum at the bound":       "const a = 1;\n" + strings.Repeat("a + ", MaxChain) + "a",
-		"statements":             "const a = {b: {c: () => 1}};\n" + strings.Repeat("a.b.c() + a.b.c()\n", n) + "1",
-		"array of expressions":   "const a = {b: 1};\n[" + strings.Repeat("a.b + 1, ", n) + "1]",
-		"arguments":              "const a = {b: 1};\nMath.max(" + strings.Repeat("a.b * 2, ", n) + "1)",
-		"template substitutions": "const a = {b: 1};\n`" + strings.Repeat("${a.b + 1} ", n) + "`",
-		"object":                 "({" + strings.Repeat("k: 1 + 2 * 3 - 4, ", n) + "})",
-		"method chain":           "[1, 2, 3]" + strings.Repeat("\n  .map((x) => x + 1)", 200) + "\n  .length",
+		"sum at the bound":        "const a = 1;\n" + strings.Repeat("a + ", MaxChain) + "a",
+		"statements":              "const a = {b: {c: () => 1}};\n" + strings.Repeat("a.b.c() + a.b.c()\n", n) + "1",
+		"array of expressions":    "const a = {b: 1};\n[" + strings.Repeat("a.b + 1, ", n) + "1]",
+		"arguments":               "const a = {b: 1};\nMath.max(" + strings.Repeat("a.b * 2, ", n) + "1)",
+		"template substitutions":  "const a = {b: 1};\n`" + strings.Repeat("${a.b + 1} ", n) + "`",
+		"object":                  "({" + strings.Repeat("k: 1 + 2 * 3 - 4, ", n) + "})",
+		"method chain":            "[1, 2, 3]" + strings.Repeat("\n  .map((x) => x + 1)", 200) + "\n  .length",
+		"declarations":            "let " + numbered("a%d = 1 + 2, ", n) + "b = 1",
+		"nested objects":          "({ k: {" + strings.Repeat("a: 1 + 2, ", n) + "} })",
+		"objects in conditionals": "const c = 1;\nconst o = c ? {" + strings.Repeat("a: 1, ", n) + "} : {" + strings.Repeat("b: 2, ", n) + "}",
+		"shorthand properties":    "const a = 1;\nconst o = {" + strings.Repeat("a, ", n) + "};\no",
+		"returned object":         "return {" + strings.Repeat("a: 1, ", n) + "}",
+		"destructured parameter":  "(({" + numbered("a%d, ", n) + "}) => 1)",
+		"enum members":            "enum E {" + numbered("A%d = 1 << 3, ", n) + "}",
+		"index signature types":   "const o: Record<string, number> = {" + strings.Repeat("a: 1, ", n) + "}",
 	}
 	for name, code := range tests {
 		t.Run(name, func(t *testing.T) {
