@@ -161,6 +161,8 @@ func TestChainsAllowed(t *testing.T) {
 		"objects in conditionals": "const c = 1;\nconst o = c ? {" + strings.Repeat("a: 1, ", n) + "} : {" + strings.Repeat("b: 2, ", n) + "}",
 		"shorthand properties":    "const a = 1;\nconst o = {" + strings.Repeat("a, ", n) + "};\no",
 		"returned object":         "return {" + strings.Repeat("a: 1, ", n) + "}",
+		"destructured names":      "const {" + numbered("a%d, ", n) + "...r} = {};\nconst [" + numbered("b%d, ", n) + "] = [];\nr",
+		"export default object":   "export default {" + numbered("a%d: 1, ", n) + "}",
 		"destructured parameter":  "(({" + numbered("a%d, ", n) + "}) => 1)",
 		"enum members":            "enum E {" + numbered("A%d = 1 << 3, ", n) + "}",
 		"index signature types":   "const o: Record<string, number> = {" + strings.Repeat("a: 1, ", n) + "}",
@@ -278,6 +280,45 @@ func TestEnumStrings(t *testing.T) {
 		"after an enum":      "enum E { A }\nconst s = 'x' + E.A;\ns",
 	}
 	for name, code := range allowed {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Normalize(code, ProgramFile); err != nil {
+				t.Fatalf("Normalize: %v", err)
+			}
+		})
+	}
+}
+
+// TestFunctionsBounded: code defining more than MaxFunctions functions is
+// refused before esbuild sees it. Before, esbuild allocated 3 KB for each
+// function and more when nested: a MiB of arrows 30 deep took 1.7 GB.
+func TestFunctionsBounded(t *testing.T) {
+	tests := map[string]string{
+		"arrows 30 deep":  strings.Repeat("f = "+strings.Repeat("a => ", 30)+"1;\n", 6700),
+		"arrows":          "x = [" + strings.Repeat("a => 1, ", 130000) + "]",
+		"functions":       numbered("function f%d() {}\n", 50000),
+		"methods":         "x = {" + numbered("m%d() {},\n", 50000) + "}",
+		"class methods":   "class A {" + numbered("m%d() {}\n", 50000) + "}",
+		"async functions": numbered("const f%d = async function () { return 1 };\n", 20000),
+	}
+	for name, code := range tests {
+		t.Run(name, func(t *testing.T) {
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			_, err := Normalize(code, ProgramFile)
+			runtime.ReadMemStats(&m1)
+			var se *SyntaxError
+			if !errors.As(err, &se) || !strings.Contains(se.Message, "defines more than 10000 functions") {
+				t.Errorf("Normalize: %v, want the functions error", err)
+			}
+			if got := m1.TotalAlloc - m0.TotalAlloc; got > 64*uint64(len(code))+256<<10 {
+				t.Errorf("allocated %d bytes for %d bytes of code", got, len(code))
+			}
+		})
+	}
+	for name, code := range map[string]string{
+		"at the bound": "x = [" + strings.Repeat("a => 1, ", MaxFunctions) + "]",
+		"blocks":       "let a = 1;\n" + strings.Repeat("if (a) { a++ } else { a-- }\nfor (;;) { break }\nwhile (a) { a = 0 }\nswitch (a) { case 1: { a++ } }\n", 5000),
+	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := Normalize(code, ProgramFile); err != nil {
 				t.Fatalf("Normalize: %v", err)
