@@ -62,7 +62,8 @@ const (
 // Functions are counted (MaxFunctions): esbuild allocates 3 KB for each,
 // more when nested (a MiB of `a => 1` took 670 MB, a MiB of arrows 30 deep
 // 1.7 GB). Each `=>` is one, and each { after a ) that is not an if's,
-// for's, while's or with's (a function's, a method's, but also a catch's).
+// for's, while's or with's, or after a return type following such a )
+// (a function's, a method's, but also a catch's).
 //
 // TypeScript enums hold numbers only: esbuild copies a member's value into
 // every use, and joins strings in members' values (`B = A + A`): 300
@@ -101,6 +102,7 @@ type nestScan struct {
 	enum      int   // 1 after the keyword enum, 2 after its name: a { opens its body
 	funcs     int   // the functions defined (see MaxFunctions)
 	paren     bool  // the last token is a ) that is not an if's, for's, while's or with's
+	typed     bool  // a return type follows such a ): a { ends it as the body
 	unary     int   // the prefix operators just read
 	pending   bool  // a body is expected: a block, or it counts as a level
 	expr      bool  // the last token ends an operand: `/` divides, `+` is binary
@@ -184,9 +186,11 @@ func (s *nestScan) nestOp(off int) {
 // comments): a body that was expected and is not a block is a level.
 func (s *nestScan) token(off int, open byte) {
 	s.block = s.lastEnd || s.pending || s.expr
-	if s.paren && open == '{' {
+	if (s.paren || s.typed) && open == '{' {
 		s.function(off)
+		s.typed = false
 	}
+	s.typed = s.typed && open != ';' && open != '=' || s.paren && open == ':'
 	s.lastEnd, s.paren = false, false
 	if s.newline {
 		s.newline = false

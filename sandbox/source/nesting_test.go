@@ -298,6 +298,8 @@ func TestFunctionsBounded(t *testing.T) {
 		"functions":       numbered("function f%d() {}\n", 50000),
 		"methods":         "x = {" + numbered("m%d() {},\n", 50000) + "}",
 		"class methods":   "class A {" + numbered("m%d() {}\n", 50000) + "}",
+		"typed methods":   "class A {" + numbered("m%d(): { a: number } { return { a: 1 } }\n", 20000) + "}",
+		"typed functions": numbered("function f%d(a: number): number {}\n", 25000),
 		"async functions": numbered("const f%d = async function () { return 1 };\n", 20000),
 	}
 	for name, code := range tests {
