@@ -65,10 +65,12 @@ const (
 // for's, while's or with's, or after a return type following such a )
 // (a function's, a method's, but also a catch's).
 //
-// TypeScript enums hold numbers only: esbuild copies a member's value into
-// every use, and joins strings in members' values (`B = A + A`): 300
-// bytes of members that double a string made 20 MB, each further member
-// twice that.
+// TypeScript enums hold numbers, or strings never joined: esbuild copies
+// a member's value into every use, and joins strings in members' values
+// (`B = A + A`): 300 bytes of members that double a string made 20 MB,
+// each further member twice that. An enum holding a string literal (or
+// typeof) may hold no binary +, and none may hold a template, an array,
+// an object or a regular expression, which make strings without one.
 func checkNesting(src string) error {
 	s := nestScan{src: src, stack: make([]nestFrame, 1, 8), lastEnd: true}
 	s.run()
@@ -100,6 +102,8 @@ type nestScan struct {
 	start     int   // where the expression being read began, in the innermost bracket
 	joined    int   // the bytes before each binary +, summed (see MaxJoined)
 	enum      int   // 1 after the keyword enum, 2 after its name: a { opens its body
+	enumStr   bool  // the enum being read holds a string literal or typeof
+	enumPlus  bool  // the enum being read holds a binary +
 	funcs     int   // the functions defined (see MaxFunctions)
 	paren     bool  // the last token is a ) that is not an if's, for's, while's or with's
 	typed     bool  // a return type follows such a ): a { ends it as the body
@@ -145,8 +149,21 @@ func (s *nestScan) link(off int) {
 	}
 }
 
-// enumStrings is the error for what could make an enum member a string.
-const enumStrings = "an enum may hold only numbers (esbuild copies a member's value into every use): no strings, templates, arrays, objects, regular expressions or typeof in it; for strings use an object: const E = { A: 'a' } as const"
+// enumStrings is the error for what could join strings in an enum.
+const enumStrings = "an enum's strings may not be joined (esbuild copies a member's value into every use): no templates, arrays, objects or regular expressions in an enum, and no + in one that holds strings; for computed strings use an object: const E = { A: 'a' } as const"
+
+// enumString notes a string (or typeof) or, with plus, a binary + read at
+// off in an enum's body, refusing the pair.
+func (s *nestScan) enumString(off int, plus bool) {
+	if plus {
+		s.enumPlus = true
+	} else {
+		s.enumStr = true
+	}
+	if s.enumStr && s.enumPlus {
+		s.refuse(off, enumStrings)
+	}
+}
 
 // function counts a function defined at off.
 func (s *nestScan) function(off int) {
@@ -199,8 +216,10 @@ func (s *nestScan) token(off int, open byte) {
 			s.block, s.top().decl = true, false
 		}
 	}
-	if s.top().enum && (strings.IndexByte("'\"`[{", open) >= 0 || open == '/' && !s.expr) {
+	if s.top().enum && (strings.IndexByte("`[{", open) >= 0 || open == '/' && !s.expr) {
 		s.refuse(off, enumStrings)
+	} else if s.top().enum && (open == '\'' || open == '"') {
+		s.enumString(off, false)
 	}
 	if s.pending && open != '{' {
 		s.top().chain++
@@ -275,6 +294,9 @@ func (s *nestScan) run() {
 			}
 			s.unary = 0
 			list := c == '(' && s.expr || c == '[' && !s.expr || c == '{' && (!s.block || enum == 2)
+			if enum == 2 && c == '{' {
+				s.enumStr, s.enumPlus = false, false
+			}
 			s.stack = append(s.stack, nestFrame{head: c == '(' && s.headNext, base: s.links, start: s.start, enum: s.top().enum || enum == 2 && c == '{', list: list})
 			s.start, s.lastEnd = i, c == '{' && !list
 			s.deeper(i)
@@ -364,6 +386,9 @@ func (s *nestScan) run() {
 				s.link(i)
 				if c == '+' {
 					s.join(i)
+					if s.top().enum {
+						s.enumString(i, true)
+					}
 				}
 			} else if !s.expr {
 				s.unary++
@@ -435,7 +460,7 @@ func (s *nestScan) word(off int, w string, number bool) {
 		s.unary, s.expr, s.top().decl = 0, false, true
 	case "typeof", "void", "delete", "await", "new", "yield":
 		if w == "typeof" && s.top().enum {
-			s.refuse(off, enumStrings)
+			s.enumString(off, false)
 		}
 		s.expr, s.asi, s.headNext = false, false, w == "await" && headNext // for await (…)
 		s.unary++

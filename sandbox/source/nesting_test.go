@@ -229,11 +229,12 @@ func TestJoinAllowed(t *testing.T) {
 	}
 }
 
-// TestEnumStrings: an enum holding anything that could be a string is
-// refused, at it, before esbuild sees it: esbuild copies a member's value
+// TestEnumStrings: an enum that could join strings is refused, at what
+// makes it so, before esbuild sees it: esbuild copies a member's value
 // into every use and joins strings in members' values, so 300 bytes of
 // members each doubling the last made 20 MB, each further member twice
-// that. Numeric enums, and enum as a property name, are code as before.
+// that. Numeric enums, string enums whose members are literals, and enum
+// as a property name, are code as before.
 func TestEnumStrings(t *testing.T) {
 	double := func(first string) string {
 		s := "enum E { A0 = " + first
@@ -246,8 +247,9 @@ func TestEnumStrings(t *testing.T) {
 		name, code string
 		col        int
 	}{
-		{"a string doubled", double("'ab'"), 15},
-		{"typeof doubled", double("typeof 1"), 15},
+		{"a string doubled", double("'ab'"), 29},
+		{"typeof doubled", double("typeof 1"), 33},
+		{"a number joined to a string", "enum E { A = 1 + 2, B = 'b' }", 25},
 		{"an array doubled", double("[] + 1"), 15},
 		{"a template", "enum E { A = 1, B = `${A}${A}` }", 21},
 		{"a regular expression", "const enum E { A = /a/.constructor }", 20},
@@ -261,7 +263,7 @@ func TestEnumStrings(t *testing.T) {
 			_, err := Normalize(tc.code, ProgramFile)
 			runtime.ReadMemStats(&m1)
 			var se *SyntaxError
-			if !errors.As(err, &se) || !strings.Contains(se.Message, "an enum may hold only numbers") {
+			if !errors.As(err, &se) || !strings.Contains(se.Message, "an enum's strings may not be joined") {
 				t.Fatalf("Normalize: %v, want the enum error", err)
 			}
 			if se.Line != 1 || se.Column != tc.col {
@@ -278,6 +280,7 @@ func TestEnumStrings(t *testing.T) {
 		"const enum":         "const enum E { A = -1, B = A + 1 }\nE.B",
 		"enum as a property": "const o = { enum: 'a', e: 'b' };\no.enum + `${o.e}` + ['c'][0]",
 		"after an enum":      "enum E { A }\nconst s = 'x' + E.A;\ns",
+		"strings":            "enum Color { Red = 'RED', Green = \"GREEN\", Same = Red }\nenum N { A = 1 + 1 }\nColor.Green + N.A",
 	}
 	for name, code := range allowed {
 		t.Run(name, func(t *testing.T) {
