@@ -420,3 +420,21 @@ func pairNamed(pairs, seps string, names []string) string {
 	}
 	return ""
 }
+
+// reservedHeader says why a program cannot set the header name (request's
+// headers, an operation's header parameter), "" when it can. Names are
+// compared as a server may read them (sameName).
+func reservedHeader(name string) string {
+	switch foldName(name) {
+	case "host", "content-length", "transfer-encoding", "trailer":
+		return "a program cannot set it: the HTTP client writes it from the request"
+	case "connection", "keep-alive", "proxy-connection", "te", "upgrade":
+		return "a program cannot set a hop-by-hop header: a proxy on the way would drop the headers it names (the credential's too), or switch protocols"
+	case "proxy-authorization":
+		return "a program cannot send a proxy credential"
+	case "x-http-method-override", "x-http-method", "x-method-override":
+		// A GET that a server takes for a DELETE would need no approval.
+		return "a program cannot override the request's method (many servers take this header for it): its approval is decided by the method it names"
+	}
+	return ""
+}
