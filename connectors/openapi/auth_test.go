@@ -174,3 +174,30 @@ func TestCredentialNotShadowed(t *testing.T) {
 		}
 	}
 }
+
+// TestRedirectQueryKey checks that a followed redirect carries the
+// configured query API key, once, and no other value of its name: a
+// program cannot have an open redirect of the API send another key in
+// its place.
+func TestRedirectQueryKey(t *testing.T) {
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		if to := r.URL.Query().Get("to"); to != "" {
+			http.Redirect(w, r, to, http.StatusFound)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	c := newTestCaller(t, rec.srv.URL, func(cfg *Config) { cfg.Auth = &Auth{APIKey: &APIKey{In: KeyInQuery, Name: "key", Value: "k-query"}} })
+	for _, tt := range []struct{ to, want string }{
+		{"/a", "/a?key=k-query"},
+		{"/a?x=1&key=k-query", "/a?x=1&key=k-query"},
+		{"/a?key=stolen&x=1", "/a?x=1&key=k-query"},
+		{"/a?KEY=stolen", "/a?key=k-query"},
+	} {
+		args, _ := json.Marshal(map[string]any{"method": "GET", "path": "/go", "query": map[string]string{"to": tt.to}})
+		requestOK(t, c, string(args))
+		if got := rec.last(t).URI; got != tt.want {
+			t.Errorf("redirect to %s: the API got %s, want %s", tt.to, got, tt.want)
+		}
+	}
+}

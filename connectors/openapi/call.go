@@ -93,13 +93,18 @@ func (c *caller) close() {
 // checkRedirect follows a redirect only within the first request's scheme,
 // host and port, and at most maxRedirects times; otherwise the 3xx answer
 // is the answer. A followed redirect keeps the headers (Go's client copies
-// them on a same-host redirect) and gets the query API key again.
+// them on a same-host redirect) and gets the query API key again, as the
+// only value of its name: the pairs the API's Location has of that name
+// (or of one a server may take for it, sameName) are left out.
 func (c *caller) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > maxRedirects || !origin.Same(req.URL, via[0].URL) {
 		return http.ErrUseLastResponse
 	}
-	if c.keyQuery != "" && !req.URL.Query().Has(c.keyName) {
-		req.URL.RawQuery = joinQuery(req.URL.RawQuery, c.keyQuery)
+	if c.keyQuery != "" {
+		pairs := slices.DeleteFunc(strings.Split(req.URL.RawQuery, "&"), func(p string) bool {
+			return p == "" || pairNamed(p, ";", []string{c.keyName}) != ""
+		})
+		req.URL.RawQuery = joinQuery(strings.Join(pairs, "&"), c.keyQuery)
 	}
 	return nil
 }
