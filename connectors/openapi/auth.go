@@ -54,6 +54,7 @@ func checkSending(cfg Config) (*sending, error) {
 			s.secrets = append(s.secrets, v)
 		}
 	}
+	// Once the credentials are worked out (an API key's cookie below).
 	defer func() {
 		for pair := range strings.SplitSeq(s.header.Get("Cookie")+";"+s.cookie, ";") {
 			if name, _, _ := strings.Cut(pair, "="); strings.TrimSpace(name) != "" {
