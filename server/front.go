@@ -100,7 +100,7 @@ func (b *rpcBody) answered() bool {
 // (2025-11-25) or from a client that declares the tasks extension
 // (2026-07-28).
 func (b *rpcBody) frontRequest() *rpcRequest {
-	if b == nil || !bytes.Contains(b.raw, []byte("task")) { // cheap: every request the front answers says it
+	if b == nil || !maySay(b.raw, "task") { // cheap: every request the front answers says it
 		return nil
 	}
 	_, c := b.messages()
@@ -125,6 +125,42 @@ func (b *rpcBody) frontRequest() *rpcRequest {
 		}
 	}
 	return nil
+}
+
+// maySay reports whether JSON text raw may say word (lower-case ASCII
+// letters) once decoded as encoding/json, and so mcp-go, decodes it: as
+// such, in another case (a key matches its field in any case, ſ for s and
+// the Kelvin sign for k among them), or spelt with escapes (t\u0061sk).
+// It reads raw without parsing it, so that most requests go on to mcp-go
+// unparsed; an escape of anything but a letter (\n, \u003e) is no
+// reason to parse.
+func maySay(raw []byte, word string) bool {
+	if bytes.Contains(raw, []byte("ſ")) || bytes.Contains(raw, []byte("\u212a")) {
+		return true
+	}
+	// Where raw has the word's first letter, in either case, or a backslash.
+	for _, c := range []byte{word[0], word[0] - 'a' + 'A', '\\'} {
+		for rest := raw; len(rest) > 0; rest = rest[1:] {
+			i := bytes.IndexByte(rest, c)
+			if i < 0 {
+				break
+			}
+			rest = rest[i:]
+			if c != '\\' && len(rest) >= len(word) && bytes.EqualFold(rest[:len(word)], []byte(word)) {
+				return true
+			}
+			if c == '\\' && len(rest) >= 6 && rest[1] == 'u' && letterEscape(rest[2:6]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// letterEscape reports whether the hex digits of a \u escape are those
+// of a letter: an ASCII one, ſ or K.
+func letterEscape(h []byte) bool {
+	return h[0] == '0' && h[1] == '0' && '4' <= h[2] && h[2] <= '7' || bytes.EqualFold(h, []byte("017f")) || bytes.EqualFold(h, []byte("212a"))
 }
 
 // rpcError is a JSON-RPC error the front answers with.

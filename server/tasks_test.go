@@ -943,3 +943,47 @@ func TestTasksListedByPageOnceWhileOneIsCreated(t *testing.T) {
 		t.Errorf("tasks listed (-want +got):\n%s", diff)
 	}
 }
+
+// A task request is the request its JSON decodes to, as mcp-go decodes
+// it, however it is spelt: a method or key with escapes (t\u0061sks/get),
+// a key in another case (TASK, matched as encoding/json matches keys),
+// in a body where "task" appears nowhere as such. Each is the front's to
+// answer: mcp-go would answer tasks/get of a task the store holds "task
+// not found", and run a task-augmented call as a plain one.
+func TestTaskRequestsSpeltOtherwise(t *testing.T) {
+	base := serve(t, newServer(t, false), server.TransportHTTP)
+	sid := initialize(t, base)
+	post := func(body string) map[string]any {
+		t.Helper()
+		resp := req{method: "POST", path: server.PathMCP, body: body, header: jsonHeaders("Mcp-Session-Id", sid)}.do(t, nil, base)
+		b, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(b), "\n") { // the answer, as JSON or an event (after notifications)
+			var m map[string]any
+			if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &m) == nil && m["id"] != nil {
+				return m
+			}
+		}
+		t.Fatalf("%s: %d: no answer in %s", body, resp.StatusCode, b)
+		return nil
+	}
+	for i, params := range []string{
+		`"task":{"ttl":60000}`, // (its tasks/get spelt otherwise)
+		`"t\u0061sk":{"ttl":60000}`,
+		`"taſk":{"ttl":60000}`,
+		`"TASK":{"ttl":60000}`,
+		`"ta\u017fk":{"ttl":60000}`,
+	} {
+		created := post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"codemode","arguments":{"code":"1+1"},%s}}`, i, params))
+		res, _ := created["result"].(map[string]any)
+		task, _ := res["task"].(map[string]any)
+		id, _ := task["taskId"].(string)
+		if id == "" {
+			t.Errorf("a codemode call with %s: %v, want a task", params, created)
+			continue
+		}
+		got := post(fmt.Sprintf(`{"jsonrpc":"2.0","id":"g%d","method":"t\u0061sks/get","params":{"t\u0061skId":%q}}`, i, id))
+		if res, _ := got["result"].(map[string]any); res["taskId"] != id {
+			t.Errorf("t\\u0061sks/get of task %s: %v", id, got)
+		}
+	}
+}
