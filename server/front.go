@@ -210,6 +210,10 @@ type taskFront struct {
 	mu      sync.Mutex // held by stop while it cancels, and by spawn
 	wg      sync.WaitGroup
 	partial partialAnswers
+	// inflight holds the front's own requests in progress, by
+	// requestKey, as a *context.CancelCauseFunc that ends one when its
+	// client cancels it (track).
+	inflight sync.Map
 	// following holds a token per live follower: at most maxFollowers
 	// goroutines, however many tasks the clients start.
 	following chan struct{}
@@ -270,6 +274,71 @@ func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c 
 		b, _ = json.Marshal(rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: c.ID, Error: &rpcError{Code: mcp.INTERNAL_ERROR, Message: "internal error: the answer could not be encoded"}})
 	}
 	return b
+}
+
+// requestKey is a request of a session as notifications/cancelled names
+// it: the session's id and the request's id, decoded and encoded again
+// (so that 1 and 1.0 are one id, as mcp-go takes them).
+type requestKey struct{ session, id string }
+
+func keyOf(session string, id json.RawMessage) requestKey {
+	var v any
+	if json.Unmarshal(id, &v) == nil {
+		id, _ = json.Marshal(v)
+	}
+	return requestKey{session, string(id)}
+}
+
+// errCancelledByClient ends a request its client cancelled.
+var errCancelledByClient = errors.New("cancelled by the client (notifications/cancelled)")
+
+// track returns ctx for the front's request id of session (""; none,
+// whose requests are not tracked), ended when the client cancels it
+// (cancelRequest), and the func to call once the request has its answer,
+// which reports whether the client cancelled it: the answer is then not
+// written, as the specification asks. A request whose id is already in
+// progress in its session cannot be cancelled.
+func (f *taskFront) track(ctx context.Context, session string, id json.RawMessage) (context.Context, func() (cancelled bool)) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	untracked := func() bool { cancel(nil); return false }
+	if session == "" {
+		return ctx, untracked
+	}
+	key, entry := keyOf(session, id), &cancel
+	if _, dup := f.inflight.LoadOrStore(key, entry); dup {
+		return ctx, untracked
+	}
+	return ctx, func() bool {
+		f.inflight.CompareAndDelete(key, entry)
+		cancelled := context.Cause(ctx) == errCancelledByClient
+		cancel(nil)
+		return cancelled
+	}
+}
+
+// cancelRequest ends the front's request in progress that c, a
+// notifications/cancelled of session, names, if there is one.
+func (f *taskFront) cancelRequest(session string, c *rpcRequest) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if session == "" || json.Unmarshal(c.Params, &p) != nil {
+		return
+	}
+	if v, ok := f.inflight.LoadAndDelete(keyOf(session, p.RequestID)); ok {
+		(*v.(*context.CancelCauseFunc))(errCancelledByClient)
+	}
+}
+
+// cancellation returns b if it is a notifications/cancelled, or nil.
+func (b *rpcBody) cancellation() *rpcRequest {
+	if !maySay(b.raw, "cancelled") {
+		return nil
+	}
+	if _, c := b.messages(); c != nil && c.Method == mcp.MethodNotificationCancelled && (len(c.ID) == 0 || string(c.ID) == "null") {
+		return c
+	}
+	return nil
 }
 
 // taskParams are the params of the requests the front answers: the task
@@ -608,6 +677,10 @@ type stdioFront struct {
 	rest []byte // what is left of the line being handed to mcp-go
 }
 
+// stdioSession is the session of the front's requests on stdio, which
+// has one (track).
+const stdioSession = "stdio"
+
 func (r *stdioFront) Read(p []byte) (int, error) {
 	for len(r.rest) == 0 {
 		if err := r.f.ctx.Err(); err != nil {
@@ -616,10 +689,19 @@ func (r *stdioFront) Read(p []byte) (int, error) {
 		line, err := r.readLine()
 		body := &rpcBody{raw: line}
 		if c := body.frontRequest(); c != nil {
-			r.serve(func() []byte { return r.f.answer(r.f.ctx, r.sess, c) })
+			ctx, done := r.f.track(r.f.ctx, stdioSession, c.ID)
+			r.serve(func() []byte {
+				if b := r.f.answer(ctx, r.sess, c); !done() {
+					return b
+				}
+				return nil // cancelled: no answer
+			})
 		} else if c := request(body); c != nil {
 			r.serve(func() []byte { return r.handle(c.ID, line) })
 		} else {
+			if c := body.cancellation(); c != nil {
+				r.f.cancelRequest(stdioSession, c) // (mcp-go cancels its own requests)
+			}
 			r.rest = line
 		}
 		if err != nil {
@@ -851,19 +933,35 @@ func (o *stdioOut) send(p []byte, paid func()) error {
 // header through without a session (sessions.check), so a body of an
 // earlier protocol must not then be served on the session it names.
 func (f *taskFront) serveHTTP(w http.ResponseWriter, r *http.Request, body *rpcBody) bool {
+	modern, session := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)), ""
+	if !modern { // the session the guard checked (2026-07-28 has none)
+		session = r.Header.Get(mcpserver.HeaderKeySessionID)
+	}
 	c := body.frontRequest()
-	if c == nil || c.modern() != mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+	if c == nil {
+		if n := body.cancellation(); n != nil {
+			f.cancelRequest(session, n) // (and mcp-go its own)
+		}
+		return false
+	}
+	if c.modern() != modern {
 		return false
 	}
 	var sess mcpserver.ClientSession // the request's, registered by mcp-go under its id
-	if v, ok := f.s.clients.Load(r.Header.Get(mcpserver.HeaderKeySessionID)); ok && !c.modern() {
+	if v, ok := f.s.clients.Load(session); ok {
 		sess = v.(mcpserver.ClientSession)
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(f.ctx, cancel)
 	defer stop()
+	ctx, done := f.track(ctx, session, c.ID)
 	b := f.answer(ctx, sess, c)
+	if done() { // cancelled: a stream without an answer, as the transport allows
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		return true
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
