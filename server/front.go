@@ -54,32 +54,31 @@ type rpcRequest struct {
 // when something first asks for them, and once: most requests need
 // nothing read (a call on a live session without an issuer).
 type rpcBody struct {
-	raw    []byte
-	read   bool
-	msgs   []rpcRequest // one, or a batch; one that does not parse is left out: mcp-go answers it with a parse error
-	single *rpcRequest  // the one message of a body that is not a batch
+	raw  []byte
+	read bool
+	msg  *rpcRequest // its one message; nil when it does not parse (mcp-go answers it with a parse error) or is a batch
+	// batch: b is a JSON array, which mcp-go refuses whole (a parse
+	// error), so its messages are not read: 4 MiB of [{},{},…] decoded
+	// would take 1 GiB.
+	batch bool
 }
 
-// messages returns the messages of b (nil: none) and its single one (nil:
-// a batch, or none).
-func (b *rpcBody) messages() ([]rpcRequest, *rpcRequest) {
+// message returns the message of b (nil: none, or a batch).
+func (b *rpcBody) message() *rpcRequest {
 	if b == nil {
-		return nil, nil
+		return nil
 	}
 	if !b.read {
 		b.read = true
 		var m rpcRequest
 		if t := bytes.TrimSpace(b.raw); len(t) > 0 && t[0] == '[' {
-			_ = json.Unmarshal(t, &b.msgs)
+			b.batch = json.Valid(t)
 		} else if json.Unmarshal(t, &m) == nil {
-			b.msgs = []rpcRequest{m}
-			b.single = &b.msgs[0]
-		}
-		for i := range b.msgs {
-			_ = json.Unmarshal(b.msgs[i].Params, &b.msgs[i].head) // params that do not decode: the methods say so
+			_ = json.Unmarshal(m.Params, &m.head) // params that do not decode: the methods say so
+			b.msg = &m
 		}
 	}
-	return b.msgs, b.single
+	return b.msg
 }
 
 // answered reports whether mcp-go answers b with one response: a request
@@ -87,9 +86,9 @@ func (b *rpcBody) messages() ([]rpcRequest, *rpcRequest) {
 // response. A body that does not parse is answered on the HTTP response,
 // if at all, and is not counted.
 func (b *rpcBody) answered() bool {
-	msgs, c := b.messages()
+	c := b.message()
 	if c == nil {
-		return len(msgs) > 0
+		return b.batch
 	}
 	return len(c.ID) > 0 && string(c.ID) != "null" && c.Method != ""
 }
@@ -103,7 +102,7 @@ func (b *rpcBody) frontRequest() *rpcRequest {
 	if b == nil || !maySay(b.raw, "task") { // cheap: every request the front answers says it
 		return nil
 	}
-	_, c := b.messages()
+	c := b.message()
 	if c == nil || len(c.ID) == 0 || string(c.ID) == "null" {
 		return nil // not one request: mcp-go answers what it is
 	}
@@ -335,7 +334,7 @@ func (b *rpcBody) cancellation() *rpcRequest {
 	if !maySay(b.raw, "cancelled") {
 		return nil
 	}
-	if _, c := b.messages(); c != nil && c.Method == mcp.MethodNotificationCancelled && (len(c.ID) == 0 || string(c.ID) == "null") {
+	if c := b.message(); c != nil && c.Method == mcp.MethodNotificationCancelled && (len(c.ID) == 0 || string(c.ID) == "null") {
 		return c
 	}
 	return nil
@@ -744,7 +743,7 @@ func (r *stdioFront) serve(answer func() []byte) {
 // is one all the same. Notifications, responses and batches are left to
 // mcp-go's read loop, which answers each before it reads the next line.
 func request(b *rpcBody) *rpcRequest {
-	if _, c := b.messages(); c != nil && c.Method != "" && len(c.ID) > 0 && string(c.ID) != "null" {
+	if c := b.message(); c != nil && c.Method != "" && len(c.ID) > 0 && string(c.ID) != "null" {
 		return c
 	}
 	return nil
