@@ -331,7 +331,7 @@ func (f *taskFront) cancelRequest(session string, c *rpcRequest) {
 
 // cancellation returns b if it is a notifications/cancelled, or nil.
 func (b *rpcBody) cancellation() *rpcRequest {
-	if !maySay(b.raw, "cancelled") {
+	if b == nil || !maySay(b.raw, "cancelled") {
 		return nil
 	}
 	if c := b.message(); c != nil && c.Method == mcp.MethodNotificationCancelled && (len(c.ID) == 0 || string(c.ID) == "null") {
