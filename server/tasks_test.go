@@ -1027,9 +1027,14 @@ func TestACancelledTaskResultEndsOnStdio(t *testing.T) {
 	}
 	end, stop := fixture.WithDeadline(t, context.Background())
 	defer stop()
-	answer := func(id string) map[string]any { // the answer to id (those before it are passed over); none to a cancelled request comes meanwhile
+	early := map[string]map[string]any{} // answers read before they were waited for
+	answer := func(id string) map[string]any { // the answer to id; none to a cancelled request comes meanwhile
 		t.Helper()
 		for {
+			if m, ok := early[id]; ok {
+				delete(early, id)
+				return m
+			}
 			select {
 			case m, ok := <-answers:
 				if !ok {
@@ -1037,8 +1042,8 @@ func TestACancelledTaskResultEndsOnStdio(t *testing.T) {
 				}
 				if got := fmt.Sprint(m["id"]); strings.HasPrefix(got, "cancelled-") {
 					t.Errorf("a cancelled request was answered: %v", m)
-				} else if got == id {
-					return m
+				} else {
+					early[got] = m
 				}
 			case err := <-done:
 				done <- err
