@@ -56,10 +56,10 @@ type rpcRequest struct {
 type rpcBody struct {
 	raw  []byte
 	read bool
-	msg  *rpcRequest // its one message; nil when it does not parse (mcp-go answers it with a parse error) or is a batch
-	// batch: b is a JSON array, which mcp-go refuses whole (a parse
-	// error), so its messages are not read: 4 MiB of [{},{},…] decoded
-	// would take 1 GiB.
+	msg  *rpcRequest // its one message (its first JSON value); nil when it does not parse (mcp-go answers it with a parse error) or is a batch
+	// batch: b is a JSON array (or looks like one), which mcp-go refuses
+	// whole (a parse error), so its messages are not read: 4 MiB of
+	// [{},{},…] decoded would take 1 GiB.
 	batch bool
 }
 
@@ -72,8 +72,10 @@ func (b *rpcBody) message() *rpcRequest {
 		b.read = true
 		var m rpcRequest
 		if t := bytes.TrimSpace(b.raw); len(t) > 0 && t[0] == '[' {
-			b.batch = json.Valid(t)
-		} else if json.Unmarshal(t, &m) == nil {
+			b.batch = true
+		} else if json.Unmarshal(t, &m) == nil || json.NewDecoder(bytes.NewReader(t)).Decode(&m) == nil {
+			// (What follows the first JSON value is no reason to leave it
+			// unread: mcp-go's SSE transport reads that one and ignores it.)
 			_ = json.Unmarshal(m.Params, &m.head) // params that do not decode: the methods say so
 			b.msg = &m
 		}
@@ -84,7 +86,8 @@ func (b *rpcBody) message() *rpcRequest {
 // answered reports whether mcp-go answers b with one response: a request
 // (an id and a method) or a batch (refused), not a notification nor a
 // response. A body that does not parse is answered on the HTTP response,
-// if at all, and is not counted.
+// if at all, and is not counted (a batch is, all the same: one counted
+// too many only makes its own client wait).
 func (b *rpcBody) answered() bool {
 	c := b.message()
 	if c == nil {
