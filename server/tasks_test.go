@@ -1027,7 +1027,7 @@ func TestACancelledTaskResultEndsOnStdio(t *testing.T) {
 	}
 	end, stop := fixture.WithDeadline(t, context.Background())
 	defer stop()
-	early := map[string]map[string]any{} // answers read before they were waited for
+	early := map[string]map[string]any{}       // answers read before they were waited for
 	answer := func(id string) map[string]any { // the answer to id; none to a cancelled request comes meanwhile
 		t.Helper()
 		for {
