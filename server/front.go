@@ -933,7 +933,9 @@ func (o *stdioOut) send(p []byte, paid func()) error {
 // whose Mcp-Protocol-Version header and body disagree on whether they
 // speak 2026-07-28 is mcp-go's to refuse: the session rules let a modern
 // header through without a session (sessions.check), so a body of an
-// earlier protocol must not then be served on the session it names.
+// earlier protocol must not then be served on the session it names. A
+// notifications/cancelled of a session ends the front's request of that
+// session it names (track), which is then answered with an empty stream.
 func (f *taskFront) serveHTTP(w http.ResponseWriter, r *http.Request, body *rpcBody) bool {
 	modern, session := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)), ""
 	if !modern { // the session the guard checked (2026-07-28 has none)
