@@ -482,18 +482,17 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 
 // snippetCode downloads a snippet's code whole.
 func (c *Console) snippetCode(w http.ResponseWriter, r *http.Request) {
-	list, err := c.eng.Snippets(r.Context())
-	if err != nil {
-		c.failed(w, r, "listing snippets", err)
-		return
-	}
 	name := r.PathValue("name")
-	i := slices.IndexFunc(list, func(s codemode.Snippet) bool { return s.Name == name })
-	if i < 0 {
+	s, err := c.eng.Snippet(r.Context(), name)
+	switch {
+	case errors.Is(err, codemode.ErrUnknownSnippet):
 		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("There is no snippet %s (it may have been deleted).", short.Quote(name)))
 		return
+	case err != nil:
+		c.failed(w, r, "reading a snippet", err)
+		return
 	}
-	download(w, []byte(list[i].Code), name+".js", "text/plain; charset=utf-8")
+	download(w, []byte(s.Code), name+".js", "text/plain; charset=utf-8")
 }
 
 // review decides about a paused run's pending actions as the form showed

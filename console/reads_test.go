@@ -112,3 +112,26 @@ func TestRunPagesReadNoOutput(t *testing.T) {
 		}
 	}
 }
+
+// A snippet's code is downloaded reading that snippet, not every one: 40
+// snippets of 128 kB programs (5 MB) make a download allocate far less.
+func TestASnippetsCodeIsReadAlone(t *testing.T) {
+	e := newEnv(t, token)
+	const snippets, size = 40, 128 << 10
+	id := e.run(`async () => 1 // `+strings.Repeat("p", size), codemode.StatusCompleted)
+	for i := range snippets {
+		if _, err := e.rt.SaveSnippet(e.ctx, fmt.Sprint("s", i), id, "", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := e.browser()
+	b.login(token)
+	b.get("/snippets/s7/code")
+	n, p := b.allocated("/snippets/s7/code")
+	if p.status != http.StatusOK || len(p.body) != size+17 {
+		t.Fatalf("GET /snippets/s7/code: %d, %d bytes; want its %d", p.status, len(p.body), size+17)
+	}
+	if n > snippets*size/5 {
+		t.Errorf("a download among %d snippets of %d-byte programs allocated %d bytes, want at most %d", snippets, size, n, snippets*size/5)
+	}
+}
