@@ -98,8 +98,10 @@ var (
 	// ErrConflict: the record exists already (insert) or is no longer in the
 	// expected state (conditional update).
 	ErrConflict = errors.New("conflict")
-	// ErrUnreadable: the execution's row exists but cannot be decoded (a
-	// status this release does not know, broken JSON).
+	// ErrUnreadable: a row (an execution, a log entry, a snippet, an
+	// owner, an audit or a connector's record) exists but cannot be
+	// decoded (a status this release does not know, broken JSON, a value
+	// of another type than its column's, as SQLite keeps).
 	ErrUnreadable = errors.New("cannot be read")
 )
 
@@ -179,7 +181,9 @@ type Store interface {
 	// Heartbeat sets owner id's heartbeat to at; ErrNotFound if it is not
 	// registered (any more).
 	Heartbeat(ctx context.Context, id string, at time.Time) error
-	// Owners lists the registered owners by id.
+	// Owners lists the registered owners by id. One the store cannot
+	// read is left out, logged, as an execution is from ListExecutions
+	// (so it counts as not registered).
 	Owners(ctx context.Context) ([]Owner, error)
 	// RemoveOwner deletes owner id; ErrNotFound if absent. Executions keep
 	// the id.
@@ -189,7 +193,9 @@ type Store interface {
 	SaveSnippet(ctx context.Context, s Snippet) error
 	// GetSnippet returns ErrNotFound for an unknown name.
 	GetSnippet(ctx context.Context, name string) (*Snippet, error)
-	// ListSnippets returns snippets by name.
+	// ListSnippets returns snippets by name. One the store cannot read is
+	// left out, logged, as an execution is from ListExecutions; GetSnippet
+	// of it says what is wrong (ErrUnreadable).
 	ListSnippets(ctx context.Context) ([]Snippet, error)
 	// SnippetStamps returns snippets by name with only their Name and
 	// CreatedAt (when each was last saved): what a surface polls to see
@@ -202,7 +208,8 @@ type Store interface {
 	// to the store's clock). Records are never changed; they outlive the
 	// runs they name, and go only by PruneAudit.
 	Audit(ctx context.Context, r AuditRecord) error
-	// AuditRecords returns the records q selects, oldest first.
+	// AuditRecords returns the records q selects, oldest first. One the
+	// store cannot read is left out, logged, and counted in q.Limit.
 	AuditRecords(ctx context.Context, q AuditQuery) ([]AuditRecord, error)
 	// PruneAudit deletes the records older than before and returns how
 	// many went.

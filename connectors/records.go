@@ -19,7 +19,9 @@ type Records interface {
 	DeleteRecord(ctx context.Context, kind, id string) (bool, error)
 	// ScanRecords calls fn with the records of kind, newest first (by
 	// CreatedAt, then the reverse of insertion order), until fn returns
-	// false or there are no more. fn must not call the Records.
+	// false or there are no more; a record the store cannot read (its
+	// time not an integer, as a hand edit may leave) is left out, logged,
+	// and GetRecord of it says so. fn must not call the Records.
 	ScanRecords(ctx context.Context, kind string, fn func(Record) bool) error
 	// GetRecord returns the record of kind and id; ErrRecordNotFound if
 	// there is none.

@@ -6,7 +6,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/codemode-mcp/codemode-mcp/internal/pgtest"
+	"github.com/codemode-mcp/codemode-mcp/store/sqlstore"
 	"github.com/codemode-mcp/codemode-mcp/store/storetest"
 )
 
@@ -73,5 +76,48 @@ func TestOpenErrorsHideThePassword(t *testing.T) {
 	}
 	if got := Redact("postgres://u@h/db?sslkey=/k.pem&sslpassword=keypw"); got != "postgres://u@h/db?sslkey=%2Fk.pem&sslpassword=xxxxx" {
 		t.Errorf("Redact of the client key's password = %s", got)
+	}
+}
+
+// A database whose migration fails halfway (a table made by hand where a
+// later statement of it creates one) is left as it was, the statements of
+// that migration before the failure undone, and the error names the
+// migration and what failed.
+func TestAFailedMigrationLeavesTheDatabaseAsItWas(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	ms, err := sqlstore.Migrations(migrationFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{ms[0].SQL, ms[1].SQL, ms[2].SQL, ms[3].SQL,
+		`CREATE TABLE codemode_schema (version INTEGER NOT NULL); INSERT INTO codemode_schema VALUES (4)`,
+		`CREATE TABLE audit (note TEXT)`} { // 0005_people.sql adds columns, then creates the audit
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	schema := func() string {
+		t.Helper()
+		var s string
+		err := conn.QueryRow(ctx, `SELECT (SELECT version FROM codemode_schema)::text || ' ' || string_agg(table_name || '.' || column_name, ' ' ORDER BY table_name, column_name)
+			FROM information_schema.columns WHERE table_schema = 'public'`).Scan(&s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := schema()
+	_, err = Open(ctx, url, Options{})
+	if err == nil || !strings.Contains(err.Error(), "migration 0005_people.sql: ") || !strings.Contains(err.Error(), `relation "audit" already exists`) {
+		t.Fatalf("Open = %v; want an error naming migration 0005_people.sql and the audit that exists", err)
+	}
+	if after := schema(); after != before {
+		t.Errorf("the database after the failed migration:\n%s\nbefore:\n%s", after, before)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
+	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/store/storetest"
 )
 
@@ -121,8 +123,9 @@ func TestATimeThatIsNotAnIntegerIsUnreadable(t *testing.T) {
 }
 
 // TestAnEntryTimeThatIsNotAnIntegerIsUnreadable: a log entry whose time is
-// not Unix nanoseconds is that entry unreadable, named, not the whole log
-// (a reader sees the rest; Entries, which a replay reads, fails on it).
+// not Unix nanoseconds, or whose seq or reverts is not an integer, is that
+// entry unreadable, named, not the whole log (a reader sees the rest;
+// Entries, which a replay reads, fails on it).
 func TestAnEntryTimeThatIsNotAnIntegerIsUnreadable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "codemode.db")
 	s := openAt(t, path, Options{})
@@ -130,17 +133,19 @@ func TestAnEntryTimeThatIsNotAnIntegerIsUnreadable(t *testing.T) {
 	if err := s.CreateExecution(ctx, storetest.NewExecution("x", codemode.StatusRunning)); err != nil {
 		t.Fatal(err)
 	}
-	for seq := 1; seq <= 3; seq++ {
+	for seq := 1; seq <= 5; seq++ {
 		if err := s.InsertEntry(ctx, storetest.NewEntry("x", seq, codemode.EntryApplied)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rawExec(t, path, `UPDATE entries SET created_at = '2026-03-01' WHERE seq = 2`, `UPDATE entries SET decided_at = 1.5 WHERE seq = 3`)
+	rawExec(t, path, `UPDATE entries SET created_at = '2026-03-01' WHERE seq = 2`, `UPDATE entries SET decided_at = 1.5 WHERE seq = 3`,
+		`UPDATE entries SET reverts = 'one' WHERE seq = 4`, `UPDATE entries SET seq = 'five' WHERE seq = 5`)
 	list, err := s.ClippedEntries(ctx, "x", codemode.LogQuery{})
-	if err != nil || len(list) != 3 {
-		t.Fatalf("ClippedEntries = %d entries, %v; want 3", len(list), err)
+	if err != nil || len(list) != 5 {
+		t.Fatalf("ClippedEntries = %d entries, %v; want 5", len(list), err)
 	}
-	for i, want := range []string{"", `log entry #2: cannot be read: column created_at holds string "2026-03-01"`, `log entry #3: cannot be read: column decided_at holds float64 "1.5"`} {
+	for i, want := range []string{"", `log entry #2: cannot be read: column created_at holds string "2026-03-01"`, `log entry #3: cannot be read: column decided_at holds float64 "1.5"`,
+		`log entry #4: cannot be read: column reverts holds string "one"`, `log entry #0: cannot be read: column seq holds string "five"`} {
 		if got := list[i].Error; !strings.Contains(got, want) || (want == "" && got != "") {
 			t.Errorf("entry #%d: error %q, want %q", i+1, got, want)
 		}
@@ -191,4 +196,84 @@ func TestARowDeletedBeforeTheListGoesOnIsNotListedTwice(t *testing.T) {
 	if err != nil || !slices.Equal(got, []string{"t3", "t1"}) {
 		t.Errorf("ListExecutions = %v, %v; want t3, t1", got, err)
 	}
+}
+
+// SQLite keeps any value in any column: a value that is not the integer
+// its column holds (a time, a sequence number, a lease, as a hand edit
+// may leave) makes that one row unreadable, not every read of its table.
+// A list leaves the row out, logged once per process (a list of owners
+// runs at every heartbeat); reading it alone says what is wrong. (A log
+// entry is shown with the error: TestAnEntryTimeThatIsNotAnIntegerIsUnreadable.)
+func TestAValueThatIsNotAnIntegerMakesOneRowUnreadable(t *testing.T) {
+	var logs bytes.Buffer
+	path := filepath.Join(t.TempDir(), "codemode.db")
+	s := openAt(t, path, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx := t.Context()
+	for i, id := range []string{"a", "b", "c"} {
+		at := time.Unix(1_700_000_000+int64(i), 0)
+		must := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(s.PutRecord(ctx, connectors.Record{Kind: "notes", ID: id, Value: json.RawMessage(`{}`), CreatedAt: at}))
+		must(s.SaveSnippet(ctx, codemode.Snippet{Name: id, Code: "1", CreatedAt: at}))
+		must(s.Audit(ctx, codemode.AuditRecord{At: at, Person: codemode.Local, Action: codemode.AuditRun, ExecutionID: id, Seq: 1}))
+		must(s.RegisterOwner(ctx, codemode.Owner{ID: id, Host: "h", PID: 1, StartedAt: at, Lease: time.Minute}))
+	}
+	rawExec(t, path,
+		`UPDATE records SET created_at = '2026-03-01' WHERE id = 'b'`,
+		`UPDATE snippets SET created_at = 'yesterday' WHERE name = 'b'`,
+		`UPDATE audit SET seq = 'one' WHERE execution_id = 'b'`,
+		`UPDATE audit SET at = 1.5 WHERE execution_id = 'c'`,
+		`UPDATE owners SET lease = '1m' WHERE id = 'b'`,
+	)
+	for range 2 {
+		var records []string
+		if err := s.ScanRecords(ctx, "notes", func(r connectors.Record) bool { records = append(records, r.ID); return true }); err != nil || !slices.Equal(records, []string{"c", "a"}) {
+			t.Errorf("ScanRecords = %v, %v; want c, a", records, err)
+		}
+		snippets, err := s.ListSnippets(ctx)
+		if names := snippetNames(snippets); err != nil || !slices.Equal(names, []string{"a", "c"}) {
+			t.Errorf("ListSnippets = %v, %v; want a, c", names, err)
+		}
+		stamps, err := s.SnippetStamps(ctx)
+		if names := snippetNames(stamps); err != nil || !slices.Equal(names, []string{"a", "c"}) {
+			t.Errorf("SnippetStamps = %v, %v; want a, c", names, err)
+		}
+		audit, err := s.AuditRecords(ctx, codemode.AuditQuery{})
+		if err != nil || len(audit) != 1 || audit[0].ExecutionID != "a" {
+			t.Errorf("AuditRecords = %+v, %v; want the record about a", audit, err)
+		}
+		owners, err := s.Owners(ctx)
+		if err != nil || len(owners) != 2 || owners[0].ID != "a" || owners[1].ID != "c" {
+			t.Errorf("Owners = %+v, %v; want a, c", owners, err)
+		}
+	}
+	_, err := s.GetRecord(ctx, "notes", "b")
+	wantUnreadable(t, "GetRecord(b)", err, `column created_at holds string "2026-03-01"`)
+	_, err = s.GetSnippet(ctx, "b")
+	wantUnreadable(t, "GetSnippet(b)", err, `column created_at holds string "yesterday"`)
+	for _, want := range []string{`record notes/b`, `snippet b`, `audit record #2`, `audit record #3`, `owner b`} {
+		if n := strings.Count(logs.String(), `row="`+want+`"`); n != 1 {
+			t.Errorf("%s is logged %d times over two reads, want once:\n%s", want, n, logs.String())
+		}
+	}
+}
+
+// wantUnreadable fails t unless err is codemode.ErrUnreadable saying want.
+func wantUnreadable(t *testing.T, what string, err error, want string) {
+	t.Helper()
+	if !errors.Is(err, codemode.ErrUnreadable) || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s = %v, want ErrUnreadable saying %s", what, err, want)
+	}
+}
+
+func snippetNames(list []codemode.Snippet) []string {
+	var names []string
+	for _, sn := range list {
+		names = append(names, sn.Name)
+	}
+	return names
 }

@@ -3,9 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -158,4 +160,62 @@ func TestSchema2NotesMoveToRecords(t *testing.T) {
 	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'notes'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("the old notes table is still there (%d, %v)", n, err)
 	}
+}
+
+// A file whose migration fails halfway (a hand edit left what a later
+// statement of it trips on) is left as it was, the statements of that
+// migration before the failure undone, and the error names the migration
+// and what failed. Here an old file's note whose tags are not JSON: the
+// move of the notes to the records (0003) fails after it created the
+// records table.
+func TestAFailedMigrationLeavesTheFileAsItWas(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "codemode.db")
+	ms, err := sqlstore.Migrations(migrationFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rawExec(t, path, ms[0].SQL, ms[1].SQL, `PRAGMA user_version = 2`,
+		`CREATE TABLE notes (id TEXT PRIMARY KEY NOT NULL, text TEXT NOT NULL, tags TEXT NOT NULL DEFAULT '[]', created_at INTEGER NOT NULL)`,
+		`INSERT INTO notes VALUES ('note_1', 'fine', '["a"]', 1000), ('note_2', 'edited by hand', 'a, b', 2000)`)
+	before := schemaOf(t, path)
+	_, err = Open(t.Context(), path, Options{})
+	if err == nil || !strings.Contains(err.Error(), "migration 0003_records.sql: ") || !strings.Contains(err.Error(), "malformed JSON") || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Open = %v; want an error naming the file, migration 0003_records.sql and the malformed JSON", err)
+	}
+	if diff := cmp.Diff(before, schemaOf(t, path)); diff != "" {
+		t.Errorf("the file after the failed migration (-before +after):\n%s", diff)
+	}
+}
+
+// schemaOf is what the file at path holds: its version, every table's and
+// index's SQL, and the notes.
+func schemaOf(t *testing.T, path string) []string {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var version string
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	out := []string{"version " + version}
+	for _, q := range []string{`SELECT type || ' ' || name || ': ' || coalesce(sql, '') FROM sqlite_master ORDER BY name`, `SELECT id || ' ' || tags FROM notes ORDER BY id`} {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, s)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,7 +28,8 @@ func (s *Store) Audit(ctx context.Context, r codemode.AuditRecord) error {
 }
 
 // AuditRecords returns the records q selects, oldest first
-// (codemode.Store).
+// (codemode.Store), but those it cannot read (leftOut), which count in
+// q.Limit.
 func (s *Store) AuditRecords(ctx context.Context, q codemode.AuditQuery) ([]codemode.AuditRecord, error) {
 	query, args := `SELECT id, `+auditInsertColumns+` FROM audit WHERE true`, []any(nil)
 	if !q.Since.IsZero() {
@@ -40,7 +42,7 @@ func (s *Store) AuditRecords(ctx context.Context, q codemode.AuditQuery) ([]code
 	if q.Limit > 0 {
 		query += ` LIMIT ` + bind(&args, q.Limit)
 	}
-	return collect(ctx, s.db, "read the audit", query, args, scanAudit)
+	return collect(ctx, s, "read the audit", query, args, scanAudit)
 }
 
 // PruneAudit deletes the records older than before (codemode.Store).
@@ -52,14 +54,23 @@ func (s *Store) PruneAudit(ctx context.Context, before time.Time) (int, error) {
 	return int(n), nil
 }
 
-// scanAudit reads id, then auditInsertColumns.
+// scanAudit reads id, then auditInsertColumns; a record whose time or seq
+// cannot be decoded is unreadable.
 func scanAudit(row Row) (codemode.AuditRecord, error) {
 	var (
-		r      codemode.AuditRecord
-		at     int64
-		action string
+		r       codemode.AuditRecord
+		at, seq any // (intOf)
+		action  string
 	)
-	err := row.Scan(&r.ID, &at, &r.Person.Subject, &r.Person.Name, &r.Person.Email, &action, &r.ExecutionID, &r.Seq, &r.Target, &r.Outcome, &r.Source)
-	r.At, r.Action = fromNanos(at), codemode.AuditAction(action)
-	return r, err
+	if err := row.Scan(&r.ID, &at, &r.Person.Subject, &r.Person.Name, &r.Person.Email, &action, &r.ExecutionID, &seq, &r.Target, &r.Outcome, &r.Source); err != nil {
+		return r, err
+	}
+	n, serr := intOf(seq, "seq")
+	var aerr error
+	r.At, aerr = nanosOf(at, "at")
+	r.Seq, r.Action = int(n), codemode.AuditAction(action)
+	if err := errors.Join(aerr, serr); err != nil {
+		return r, unreadable(fmt.Sprintf("audit record #%d", r.ID), err)
+	}
+	return r, nil
 }

@@ -92,26 +92,35 @@ func checkState(st codemode.EntryState) error {
 }
 
 // scanEntry reads entryColumns, then into more. An entry whose kind,
-// state or times cannot be decoded is returned, as read, with an error
-// that wraps codemode.ErrUnreadable. (Its times are scanned as stored, as
-// an execution's are: see nanosOf.)
+// state, numbers or times cannot be decoded is returned, as read, with an
+// error that wraps codemode.ErrUnreadable, which no list leaves out (not
+// unreadable's): a log is never read without one of its entries. (Its
+// numbers and times are scanned as stored, as an execution's are: see
+// intOf.)
 func scanEntry(row Row, more ...any) (codemode.Entry, error) {
 	var (
-		e                         codemode.Entry
-		kind, state               string
-		args, result              []byte
-		decided, created, updated any
+		e            codemode.Entry
+		kind, state  string
+		args, result []byte
+		// (One struct, so that they take one allocation.)
+		v struct{ seq, reverts, created, updated, decided any }
 	)
-	err := row.Scan(append([]any{&e.ExecutionID, &e.Seq, &kind, &e.Connector, &e.Method, &e.Name,
-		&args, &result, &e.Error, &state, &e.Reverts, &e.Task, &created, &updated,
-		&e.DecidedBy.Subject, &e.DecidedBy.Name, &e.DecidedBy.Email, &decided}, more...)...)
+	err := row.Scan(append([]any{&e.ExecutionID, &v.seq, &kind, &e.Connector, &e.Method, &e.Name,
+		&args, &result, &e.Error, &state, &v.reverts, &e.Task, &v.created, &v.updated,
+		&e.DecidedBy.Subject, &e.DecidedBy.Name, &e.DecidedBy.Email, &v.decided}, more...)...)
 	if err == nil {
-		var errs [5]error
-		errs[0], errs[1] = e.Kind.UnmarshalText([]byte(kind)), e.State.UnmarshalText([]byte(state))
-		e.CreatedAt, errs[2] = nanosOf(created, "created_at")
-		e.UpdatedAt, errs[3] = nanosOf(updated, "updated_at")
-		if decided != int64(0) { // (none)
-			e.DecidedAt, errs[4] = nanosOf(decided, "decided_at")
+		var (
+			errs    [7]error
+			n, back int64
+		)
+		n, errs[0] = intOf(v.seq, "seq")
+		back, errs[1] = intOf(v.reverts, "reverts")
+		e.Seq, e.Reverts = int(n), int(back)
+		errs[2], errs[3] = e.Kind.UnmarshalText([]byte(kind)), e.State.UnmarshalText([]byte(state))
+		e.CreatedAt, errs[4] = nanosOf(v.created, "created_at")
+		e.UpdatedAt, errs[5] = nanosOf(v.updated, "updated_at")
+		if v.decided != int64(0) { // (none)
+			e.DecidedAt, errs[6] = nanosOf(v.decided, "decided_at")
 		}
 		if err = errors.Join(errs[:]...); err != nil {
 			err = fmt.Errorf("log entry #%d: %w: %w", e.Seq, codemode.ErrUnreadable, err)
@@ -198,7 +207,7 @@ func clippedSQL(preview int) string {
 // logOf reads rows of execution id's log; an empty log of an execution
 // that does not exist is ErrNotFound.
 func logOf[T any](ctx context.Context, s *Store, id, query string, args []any, scan func(Row) (T, error)) ([]T, error) {
-	out, err := collect(ctx, s.db, "log of execution "+id, query, args, scan)
+	out, err := collect(ctx, s, "log of execution "+id, query, args, scan)
 	if err == nil && len(out) == 0 {
 		var one int
 		if err = s.db.QueryRow(ctx, `SELECT 1 FROM executions WHERE id = $1`, id).Scan(&one); errors.Is(err, sql.ErrNoRows) {

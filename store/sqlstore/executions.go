@@ -12,7 +12,6 @@ import (
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
-	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // executionColumns in the order of createExecutionSQL's values and of
@@ -86,9 +85,8 @@ func checkStatus(st codemode.ExecStatus) error {
 
 // scanExecution reads executionColumns, then into more. A row read whose
 // values cannot be decoded (a status this release does not know, broken
-// JSON, a time that is not an integer) is returned with the error: its ID
-// is set, and its times where they could be read, so that a list can
-// leave it out and go on.
+// JSON, a time that is not an integer) is returned with its error
+// (unreadable): its ID is set, and its times where they could be read.
 func scanExecution(row Row, more ...any) (*codemode.Execution, error) {
 	var (
 		e                          codemode.Execution
@@ -116,27 +114,18 @@ func scanExecution(row Row, more ...any) (*codemode.Execution, error) {
 		e.Task = &codemode.Task{}
 		err = jsonDecode(task, e.Task, "task")
 	}
-	return &e, err
-}
-
-// nanosOf reads a timestamp column scanned as it is stored: Unix
-// nanoseconds, an integer (zero time and an error for any other value).
-// SQLite keeps whatever a hand edit or another program wrote in a column
-// (text, a real), which must not fail a list; PostgreSQL's BIGINT columns
-// hold nothing else.
-func nanosOf(v any, column string) (time.Time, error) {
-	if n, ok := v.(int64); ok {
-		return fromNanos(n), nil
+	if err != nil {
+		return &e, unreadable("execution "+e.ID, err)
 	}
-	return time.Time{}, fmt.Errorf("column %s holds %T %s, not Unix nanoseconds", column, v, short.Quote(fmt.Sprintf("%v", v)))
+	return &e, nil
 }
 
 // GetExecution reads an execution (codemode.Store).
 func (s *Store) GetExecution(ctx context.Context, id string) (*codemode.Execution, error) {
 	e, err := scanExecution(s.db.QueryRow(ctx, `SELECT `+executionColumns+` FROM executions WHERE id = $1`, id))
 	switch {
-	case err != nil && e != nil:
-		return nil, fmt.Errorf("execution %s: %w: %w", id, codemode.ErrUnreadable, err)
+	case errors.Is(err, codemode.ErrUnreadable):
+		return nil, err
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("execution %s: %w", id, codemode.ErrNotFound)
 	case err != nil:
@@ -188,19 +177,15 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 		read, skipped := 0, 0
 		err = s.db.Query(ctx, q, args, func(r Row) error {
 			e, err := scanExecution(r, &created, &order)
-			if e == nil {
+			switch {
+			case s.leftOut(ctx, err):
+				skipped++
+			case err != nil:
 				return err
+			default:
+				out = append(out, e)
 			}
 			read++
-			if err != nil {
-				skipped++
-				if s.firstWarning(e.ID) {
-					s.logger.WarnContext(ctx, "an execution cannot be read; it is left out of the list (fix or delete its row in the store)",
-						"execution", short.Clip(e.ID, 128), "err", err)
-				}
-				return nil
-			}
-			out = append(out, e)
 			return nil
 		})
 		if err != nil {
@@ -211,25 +196,6 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 		}
 		f.Limit, after = skipped, []any{created, order}
 	}
-}
-
-// maxWarned bounds Store.warned.
-const maxWarned = 1024
-
-// firstWarning reports whether the unreadable row id is to be logged: the
-// first time this Store meets it (or since warned was last emptied).
-func (s *Store) firstWarning(id string) bool {
-	id = short.Clip(id, 128)
-	s.warnedMu.Lock()
-	defer s.warnedMu.Unlock()
-	if s.warned[id] {
-		return false
-	}
-	if s.warned == nil || len(s.warned) >= maxWarned {
-		s.warned = map[string]bool{}
-	}
-	s.warned[id] = true
-	return true
 }
 
 // listQuery is ListExecutions' statement for f, selecting the columns,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 )
 
@@ -30,22 +31,18 @@ func (s *Store) DeleteRecord(ctx context.Context, kind, id string) (bool, error)
 var errStop = errors.New("stop")
 
 // ScanRecords calls fn with kind's records, newest first, until it returns
-// false.
+// false; it leaves out a record it cannot read (leftOut).
 func (s *Store) ScanRecords(ctx context.Context, kind string, fn func(connectors.Record) bool) error {
 	err := s.db.Query(ctx, s.scanRecords, []any{kind}, func(row Row) error {
-		var (
-			r       = connectors.Record{Kind: kind}
-			value   []byte
-			created int64
-		)
-		if err := row.Scan(&r.ID, &value, &created); err != nil {
-			return err
+		r := connectors.Record{Kind: kind}
+		err := scanRecord(row, &r, &r.ID)
+		if s.leftOut(ctx, err) {
+			return nil
 		}
-		r.Value, r.CreatedAt = value, fromNanos(created)
-		if !fn(r) {
+		if err == nil && !fn(r) {
 			return errStop
 		}
-		return nil
+		return err
 	})
 	if err != nil && !errors.Is(err, errStop) {
 		return fmt.Errorf("scan %s: %w", kind, err)
@@ -53,20 +50,37 @@ func (s *Store) ScanRecords(ctx context.Context, kind string, fn func(connectors
 	return nil
 }
 
-// GetRecord returns kind's record id; ErrRecordNotFound if there is none.
-func (s *Store) GetRecord(ctx context.Context, kind, id string) (connectors.Record, error) {
+// scanRecord reads into r its value and created_at after more; a record
+// whose time cannot be decoded is unreadable.
+func scanRecord(row Row, r *connectors.Record, more ...any) error {
 	var (
 		value   []byte
-		created int64
+		created any // (nanosOf)
 	)
-	err := s.db.QueryRow(ctx, `SELECT value, created_at FROM records WHERE kind = $1 AND id = $2`, kind, id).Scan(&value, &created)
+	if err := row.Scan(append(more, &value, &created)...); err != nil {
+		return err
+	}
+	var err error
+	r.Value = value
+	if r.CreatedAt, err = nanosOf(created, "created_at"); err != nil {
+		return unreadable("record "+r.Kind+"/"+r.ID, err)
+	}
+	return nil
+}
+
+// GetRecord returns kind's record id; ErrRecordNotFound if there is none.
+func (s *Store) GetRecord(ctx context.Context, kind, id string) (connectors.Record, error) {
+	r := connectors.Record{Kind: kind, ID: id}
+	err := scanRecord(s.db.QueryRow(ctx, `SELECT value, created_at FROM records WHERE kind = $1 AND id = $2`, kind, id), &r)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return connectors.Record{}, fmt.Errorf("get %s %s: %w", kind, id, connectors.ErrRecordNotFound)
+	case errors.Is(err, codemode.ErrUnreadable):
+		return connectors.Record{}, err
 	case err != nil:
 		return connectors.Record{}, fmt.Errorf("get %s %s: %w", kind, id, err)
 	}
-	return connectors.Record{Kind: kind, ID: id, Value: value, CreatedAt: fromNanos(created)}, nil
+	return r, nil
 }
 
 // ReplaceRecord swaps the value of kind's record id from old to new (see

@@ -46,28 +46,36 @@ func (s *Store) GetSnippet(ctx context.Context, name string) (*codemode.Snippet,
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("snippet %s: %w", name, codemode.ErrNotFound)
+	case errors.Is(err, codemode.ErrUnreadable):
+		return nil, err
 	case err != nil:
 		return nil, fmt.Errorf("get snippet %s: %w", name, err)
 	}
 	return &sn, nil
 }
 
-// ListSnippets returns snippets ordered by name.
+// ListSnippets returns snippets ordered by name, but those it cannot
+// read (leftOut).
 func (s *Store) ListSnippets(ctx context.Context) ([]codemode.Snippet, error) {
-	return collect(ctx, s.db, "list snippets", `SELECT `+snippetColumns+` FROM snippets ORDER BY name`, nil, scanSnippet)
+	return collect(ctx, s, "list snippets", `SELECT `+snippetColumns+` FROM snippets ORDER BY name`, nil, scanSnippet)
 }
 
 // SnippetStamps returns snippets ordered by name, only their names and
-// CreatedAt.
+// CreatedAt, but those whose time it cannot read (leftOut).
 func (s *Store) SnippetStamps(ctx context.Context) ([]codemode.Snippet, error) {
-	return collect(ctx, s.db, "list snippets", `SELECT name, created_at FROM snippets ORDER BY name`, nil, func(row Row) (codemode.Snippet, error) {
+	return collect(ctx, s, "list snippets", `SELECT name, created_at FROM snippets ORDER BY name`, nil, func(row Row) (codemode.Snippet, error) {
 		var (
 			sn      codemode.Snippet
-			created int64
+			created any
 		)
-		err := row.Scan(&sn.Name, &created)
-		sn.CreatedAt = fromNanos(created)
-		return sn, err
+		if err := row.Scan(&sn.Name, &created); err != nil {
+			return sn, err
+		}
+		var err error
+		if sn.CreatedAt, err = nanosOf(created, "created_at"); err != nil {
+			return sn, unreadable("snippet "+sn.Name, err)
+		}
+		return sn, nil
 	})
 }
 
@@ -99,9 +107,10 @@ func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
 	return oneRow(n, err, "heartbeat of owner "+id)
 }
 
-// Owners lists the registered owners by id.
+// Owners lists the registered owners by id, but those it cannot read
+// (leftOut).
 func (s *Store) Owners(ctx context.Context) ([]codemode.Owner, error) {
-	return collect(ctx, s.db, "list owners", `SELECT `+ownerColumns+` FROM owners ORDER BY id`, nil, scanOwner)
+	return collect(ctx, s, "list owners", `SELECT `+ownerColumns+` FROM owners ORDER BY id`, nil, scanOwner)
 }
 
 // RemoveOwner deletes owner id; ErrNotFound if absent.
@@ -110,30 +119,51 @@ func (s *Store) RemoveOwner(ctx context.Context, id string) error {
 	return oneRow(n, err, "remove owner "+id)
 }
 
-// scanSnippet reads snippetColumns.
+// scanSnippet reads snippetColumns; a snippet whose time, connectors or
+// input schema cannot be decoded is unreadable (every surface lists
+// snippets as JSON, which one schema that is none would fail).
 func scanSnippet(row Row) (codemode.Snippet, error) {
 	var (
 		sn            codemode.Snippet
 		schema, conns []byte
-		created       int64
+		created       any // (nanosOf)
 	)
 	if err := row.Scan(&sn.Name, &sn.Description, &sn.Code, &schema, &conns, &sn.FromExecution, &created); err != nil {
 		return sn, err
 	}
-	sn.InputSchema, sn.CreatedAt = json.RawMessage(schema), fromNanos(created)
-	if err := jsonDecode(conns, &sn.Connectors, "connectors"); err != nil {
-		return sn, fmt.Errorf("snippet %s: %w", sn.Name, err)
+	sn.InputSchema = json.RawMessage(schema)
+	var err error
+	sn.CreatedAt, err = nanosOf(created, "created_at")
+	if schema != nil && !json.Valid(schema) {
+		err = errors.Join(err, errors.New("column input_schema holds no JSON"))
+	}
+	if err = errors.Join(err, jsonDecode(conns, &sn.Connectors, "connectors")); err != nil {
+		return sn, unreadable("snippet "+sn.Name, err)
 	}
 	return sn, nil
 }
 
-// scanOwner reads ownerColumns.
+// scanOwner reads ownerColumns; an owner whose numbers or times cannot be
+// decoded is unreadable.
 func scanOwner(row Row) (codemode.Owner, error) {
 	var (
-		o                    codemode.Owner
-		started, beat, lease int64
+		o                         codemode.Owner
+		pid, started, beat, lease any // (intOf)
 	)
-	err := row.Scan(&o.ID, &o.Host, &o.PID, &o.Boot, &o.ProcessStart, &started, &beat, &lease)
-	o.StartedAt, o.Heartbeat, o.Lease = fromNanos(started), fromNanos(beat), time.Duration(lease)
-	return o, err
+	if err := row.Scan(&o.ID, &o.Host, &pid, &o.Boot, &o.ProcessStart, &started, &beat, &lease); err != nil {
+		return o, err
+	}
+	var (
+		errs    [4]error
+		n, nano int64
+	)
+	n, errs[0] = intOf(pid, "pid")
+	nano, errs[1] = intOf(lease, "lease")
+	o.PID, o.Lease = int(n), time.Duration(nano)
+	o.StartedAt, errs[2] = nanosOf(started, "started_at")
+	o.Heartbeat, errs[3] = nanosOf(beat, "heartbeat_at")
+	if err := errors.Join(errs[:]...); err != nil {
+		return o, unreadable("owner "+o.ID, err)
+	}
+	return o, nil
 }

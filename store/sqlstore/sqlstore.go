@@ -36,6 +36,7 @@ import (
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/connectors"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // A DB runs the store's statements on one database. Its methods must be
@@ -92,9 +93,10 @@ type Store struct {
 	db     DB
 	d      Dialect
 	logger *slog.Logger
-	// warned holds the ids of the unreadable rows ListExecutions logged,
-	// so that recovery's list at every heartbeat logs each once per
-	// process; it is emptied when it holds maxWarned, bounding it.
+	// warned holds the names of the unreadable rows lists logged
+	// (leftOut), so that recovery's lists at every heartbeat log each
+	// once per process; it is emptied when it holds maxWarned, bounding
+	// it.
 	warnedMu sync.Mutex
 	warned   map[string]bool
 	// The statements that name d.Order, written once. pruneTerminal keeps
@@ -174,11 +176,15 @@ func oneRow(n int64, err error, what string) error {
 }
 
 // collect runs query and scans each of its rows with scan; its error is
-// told as what's.
-func collect[T any](ctx context.Context, db DB, what, query string, args []any, scan func(Row) (T, error)) ([]T, error) {
+// told as what's. A row scan cannot read (unreadable) is left out
+// (leftOut).
+func collect[T any](ctx context.Context, s *Store, what, query string, args []any, scan func(Row) (T, error)) ([]T, error) {
 	var out []T
-	err := db.Query(ctx, query, args, func(r Row) error {
+	err := s.db.Query(ctx, query, args, func(r Row) error {
 		v, err := scan(r)
+		if s.leftOut(ctx, err) {
+			return nil
+		}
 		out = append(out, v)
 		return err
 	})
@@ -188,11 +194,90 @@ func collect[T any](ctx context.Context, db DB, what, query string, args []any, 
 	return out, nil
 }
 
+// A badRow is a row that cannot be read (codemode.ErrUnreadable), for
+// why: a value of a type, or a text, that this release does not read, as
+// another release or a hand edit may leave. row names it.
+type badRow struct {
+	row string
+	why error
+}
+
+func (b *badRow) Error() string {
+	return b.row + ": " + codemode.ErrUnreadable.Error() + ": " + b.why.Error()
+}
+func (b *badRow) Unwrap() []error { return []error{codemode.ErrUnreadable, b.why} }
+
+// unreadable is the error of row, which cannot be read for why.
+func unreadable(row string, why error) error {
+	return &badRow{row: short.Clip(row, 128), why: why}
+}
+
+// leftOut reports whether err is a row's that cannot be read (unreadable),
+// which a list leaves out rather than fail: one bad row must hide neither
+// the others nor what is wrong with it, so it is logged, naming it, the
+// first time this Store meets it (recovery lists runs and owners at every
+// heartbeat).
+func (s *Store) leftOut(ctx context.Context, err error) bool {
+	var bad *badRow
+	if !errors.As(err, &bad) {
+		return false
+	}
+	if s.firstWarning(bad.row) {
+		s.logger.WarnContext(ctx, "a row of the store cannot be read; it is left out (fix or delete it in the store)", "row", bad.row, "err", bad.why)
+	}
+	return true
+}
+
+// maxWarned bounds Store.warned.
+const maxWarned = 1024
+
+// firstWarning reports whether the unreadable row (its name, clipped) is
+// to be logged: the first time this Store meets it (or since warned was
+// last emptied).
+func (s *Store) firstWarning(id string) bool {
+	s.warnedMu.Lock()
+	defer s.warnedMu.Unlock()
+	if s.warned[id] {
+		return false
+	}
+	if s.warned == nil || len(s.warned) >= maxWarned {
+		s.warned = map[string]bool{}
+	}
+	s.warned[id] = true
+	return true
+}
+
 // nanos is t as stored: Unix nanoseconds.
 func nanos(t time.Time) int64 { return t.UnixNano() }
 
 // fromNanos is the inverse of nanos, in UTC.
 func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// intOf reads an integer column scanned as it is stored (into an any):
+// zero and an error naming the column for any other value. SQLite keeps
+// whatever a hand edit or another program wrote in a column (text, a
+// real), which must make that row unreadable, not fail a list;
+// PostgreSQL's INTEGER (pgx reads an int32) and BIGINT columns hold
+// nothing else.
+func intOf(v any, column string) (int64, error) {
+	switch n := v.(type) {
+	case int64:
+		return n, nil
+	case int32:
+		return int64(n), nil
+	}
+	return 0, fmt.Errorf("column %s holds %T %s, not an integer", column, v, short.Quote(fmt.Sprintf("%v", v)))
+}
+
+// nanosOf reads a timestamp column scanned as it is stored (intOf): Unix
+// nanoseconds; the zero time and an error for any other value.
+func nanosOf(v any, column string) (time.Time, error) {
+	n, err := intOf(v, column)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return fromNanos(n), nil
+}
 
 // now is the store's clock, as a column keeps it. A store only uses it
 // for a timestamp its caller left zero: the runtime stamps what it writes

@@ -179,6 +179,7 @@ func run(t *testing.T, f Factory) {
 		{"RecoverExecutionErrors", testRecoverExecutionErrors},
 		{"RecoverRace", testRecoverRace},
 		{"Snippets", testSnippets},
+		{"UnreadableSnippet", testUnreadableSnippet},
 		{"People", testPeople},
 		{"Audit", testAudit},
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -77,5 +78,33 @@ func testSnippets(t *testing.T, f Factory) {
 	}
 	if err := s.SaveSnippet(ctx, codemode.Snippet{Code: "1"}); err == nil {
 		t.Error("SaveSnippet without a name succeeded")
+	}
+}
+
+// A snippet the store cannot read (its connectors not the JSON list
+// they should be, its input schema not JSON, as another release or a
+// hand edit may leave) is left out of the lists rather than failing them
+// (or every surface that lists them as JSON), and reading it alone says
+// what is wrong.
+func testUnreadableSnippet(t *testing.T, f Factory) {
+	s := f.New(t)
+	ctx := context.Background()
+	for _, name := range []string{"a", "b", "c", "d"} {
+		must(t, s.SaveSnippet(ctx, codemode.Snippet{Name: name, Code: "1", Connectors: []string{"notes"}, InputSchema: json.RawMessage(`{}`), CreatedAt: at(1)}))
+	}
+	f.Exec(t, s, `UPDATE snippets SET connectors = '["cut' WHERE name = 'b'`)
+	f.Exec(t, s, `UPDATE snippets SET input_schema = '{"type":' WHERE name = 'd'`)
+	list, err := s.ListSnippets(ctx)
+	var names []string
+	for _, sn := range list {
+		names = append(names, sn.Name)
+	}
+	if diff := cmp.Diff([]string{"a", "c"}, names); err != nil || diff != "" {
+		t.Errorf("ListSnippets: %v (-want +got):\n%s", err, diff)
+	}
+	for name, want := range map[string]string{"b": "decode column connectors", "d": "column input_schema holds no JSON"} {
+		if _, err := s.GetSnippet(ctx, name); !errors.Is(err, codemode.ErrUnreadable) || !strings.Contains(err.Error(), want) {
+			t.Errorf("GetSnippet(%s) = %v, want ErrUnreadable saying %s", name, err, want)
+		}
 	}
 }
