@@ -452,7 +452,10 @@ func (sns *Snippets) index(ctx context.Context, base *searchIndex) (*searchIndex
 		if len(snips) == 0 { // (deleted meanwhile)
 			return base, nil
 		}
-		key = stampsKey(snips) // (saved meanwhile: the segment is of these)
+		// (The segment is keyed by the stamps read before: one saved
+		// meanwhile is indexed again at the next search, and a snippet
+		// the store lists stamped but cannot read does not make every
+		// search read them all.)
 		docs := make([]search.Doc[*SearchResult], 0, len(snips))
 		for _, sn := range snips {
 			var d search.Doc[*SearchResult]

@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -151,6 +152,16 @@ func TestSearchReadsSnippetCodeOnlyWhenTheyChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		return string(raw)
+	}
+	// One the store cannot read (left out of the list, not of the stamps)
+	// does not make each search read them all again.
+	db, err := sql.Open("sqlite", e.dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(e.ctx, `UPDATE snippets SET connectors = '["cut' WHERE name = 'big9'`); err != nil {
+		t.Fatal(err)
 	}
 	search("report")
 	var m0, m1 goruntime.MemStats
