@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -474,5 +475,27 @@ func TestTwoProcessesRecoverAnInterruptedApprovalOnce(t *testing.T) {
 	}
 	if n := k.count("put"); n != 0 {
 		t.Errorf("kv.put was made %d times, want never", n)
+	}
+}
+
+// Recovery, every heartbeat, reads of the claimed runs what it decides
+// on, not their output: 10 runs of this process that printed
+// 512 kB each (5 MB) make it allocate far less than that.
+func TestRecoveryReadsNotTheRunsOutput(t *testing.T) {
+	e := newEnv(t, setup{})
+	const runs, size = 10, 512 << 10
+	for i := range runs {
+		x := &codemode.Execution{ID: "exec_big" + strconv.Itoa(i), Code: `async () => {}`, Status: codemode.StatusRunning,
+			Owner: runtime.OwnerID(e.rt), Logs: []string{strings.Repeat("o", size)}}
+		if err := e.store.CreateExecution(e.ctx, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var m0, m1 goruntime.MemStats
+	goruntime.ReadMemStats(&m0)
+	runtime.RecoverNow(e.ctx, e.rt)
+	goruntime.ReadMemStats(&m1)
+	if n := m1.TotalAlloc - m0.TotalAlloc; n > runs*size/10 {
+		t.Errorf("recovery among %d running runs that printed %d bytes each allocated %d bytes, want at most %d", runs, size, n, runs*size/10)
 	}
 }
