@@ -68,9 +68,11 @@ const (
 // TypeScript enums hold numbers, or strings never joined: esbuild copies
 // a member's value into every use, and joins strings in members' values
 // (`B = A + A`): 300 bytes of members that double a string made 20 MB,
-// each further member twice that. An enum holding a string literal (or
-// typeof) may hold no binary +, and none may hold a template, an array,
-// an object or a regular expression, which make strings without one.
+// each further member twice that; members that copy a long string (`B =
+// A`) print it again each (86 KB of code, 1.8 GB). An enum holding a
+// string literal (or typeof) may hold no binary + and no name as a value,
+// and none may hold a template, an array, an object or a regular
+// expression, which make strings without one.
 func checkNesting(src string) error {
 	s := nestScan{src: src, stack: make([]nestFrame, 1, 8), lastEnd: true}
 	s.run()
@@ -103,7 +105,8 @@ type nestScan struct {
 	joined    int   // the bytes before each binary +, summed (see MaxJoined)
 	enum      int   // 1 after the keyword enum, 2 after its name: a { opens its body
 	enumStr   bool  // the enum being read holds a string literal or typeof
-	enumPlus  bool  // the enum being read holds a binary +
+	enumPlus  bool  // the enum being read holds a binary + or names a value
+	enumName  bool  // the next word in the enum's body names a member
 	funcs     int   // the functions defined (see MaxFunctions)
 	paren     bool  // the last token is a ) that is not an if's, for's, while's or with's
 	typed     bool  // a return type follows such a ): a { ends it as the body
@@ -150,10 +153,10 @@ func (s *nestScan) link(off int) {
 }
 
 // enumStrings is the error for what could join strings in an enum.
-const enumStrings = "an enum's strings may not be joined (esbuild copies a member's value into every use): no templates, arrays, objects or regular expressions in an enum, and no + in one that holds strings; for computed strings use an object: const E = { A: 'a' } as const"
+const enumStrings = "an enum's strings may not be joined or copied (esbuild copies a member's value into every use): no templates, arrays, objects or regular expressions in an enum, and no + or other member's name in one that holds strings; for computed strings use an object: const E = { A: 'a' } as const"
 
-// enumString notes a string (or typeof) or, with plus, a binary + read at
-// off in an enum's body, refusing the pair.
+// enumString notes a string (or typeof) or, with plus, a binary + or a
+// name used as a value read at off in an enum's body, refusing the pair.
 func (s *nestScan) enumString(off int, plus bool) {
 	if plus {
 		s.enumPlus = true
@@ -219,6 +222,7 @@ func (s *nestScan) token(off int, open byte) {
 	if s.top().enum && (strings.IndexByte("`[{", open) >= 0 || open == '/' && !s.expr) {
 		s.refuse(off, enumStrings)
 	} else if s.top().enum && (open == '\'' || open == '"') {
+		s.enumName = false // a quoted member name, or a value
 		s.enumString(off, false)
 	}
 	if s.pending && open != '{' {
@@ -264,6 +268,13 @@ func (s *nestScan) run() {
 			}
 			s.afterElse = false
 			s.token(i, c)
+			if s.top().enum && !(c >= '0' && c <= '9') {
+				if s.enumName && !s.stack[len(s.stack)-2].enum { // the body itself
+					s.enumName = false
+				} else if w := src[i:j]; w != "typeof" {
+					s.enumString(i, true)
+				}
+			}
 			enum := s.enum
 			s.enum = 0
 			s.word(i, src[i:j], c >= '0' && c <= '9')
@@ -295,7 +306,7 @@ func (s *nestScan) run() {
 			s.unary = 0
 			list := c == '(' && s.expr || c == '[' && !s.expr || c == '{' && (!s.block || enum == 2)
 			if enum == 2 && c == '{' {
-				s.enumStr, s.enumPlus = false, false
+				s.enumStr, s.enumPlus, s.enumName = false, false, true
 			}
 			s.stack = append(s.stack, nestFrame{head: c == '(' && s.headNext, base: s.links, start: s.start, enum: s.top().enum || enum == 2 && c == '{', list: list})
 			s.start, s.lastEnd = i, c == '{' && !list
@@ -329,6 +340,8 @@ func (s *nestScan) run() {
 			s.lastEnd = c == ';'
 			if f := s.top(); c == ';' {
 				f.decl = false
+			} else if f.enum && !s.stack[len(s.stack)-2].enum {
+				s.enumName = true
 			} else if !f.list && !f.decl { // a comma operator: its sequence is a chain
 				s.links = links
 				s.link(i)

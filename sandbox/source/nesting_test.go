@@ -247,9 +247,12 @@ func TestEnumStrings(t *testing.T) {
 		name, code string
 		col        int
 	}{
-		{"a string doubled", double("'ab'"), 29},
-		{"typeof doubled", double("typeof 1"), 33},
+		{"a string doubled", double("'ab'"), 26},
+		{"typeof doubled", double("typeof 1"), 30},
 		{"a number joined to a string", "enum E { A = 1 + 2, B = 'b' }", 25},
+		{"a string copied", "enum E { A = 'a', B = A }", 23},
+		{"a string copied by a quoted name", "enum E { 'x' = 'a', 'y' = x }", 27},
+		{"a string copied in parentheses", "enum E { A = (0, 'a'), B = (A) }", 29},
 		{"an array doubled", double("[] + 1"), 15},
 		{"a template", "enum E { A = 1, B = `${A}${A}` }", 21},
 		{"a regular expression", "const enum E { A = /a/.constructor }", 20},
@@ -263,7 +266,7 @@ func TestEnumStrings(t *testing.T) {
 			_, err := Normalize(tc.code, ProgramFile)
 			runtime.ReadMemStats(&m1)
 			var se *SyntaxError
-			if !errors.As(err, &se) || !strings.Contains(se.Message, "an enum's strings may not be joined") {
+			if !errors.As(err, &se) || !strings.Contains(se.Message, "an enum's strings may not be joined or copied") {
 				t.Fatalf("Normalize: %v, want the enum error", err)
 			}
 			if se.Line != 1 || se.Column != tc.col {
@@ -280,7 +283,7 @@ func TestEnumStrings(t *testing.T) {
 		"const enum":         "const enum E { A = -1, B = A + 1 }\nE.B",
 		"enum as a property": "const o = { enum: 'a', e: 'b' };\no.enum + `${o.e}` + ['c'][0]",
 		"after an enum":      "enum E { A }\nconst s = 'x' + E.A;\ns",
-		"strings":            "enum Color { Red = 'RED', Green = \"GREEN\", Same = Red }\nenum N { A = 1 + 1 }\nColor.Green + N.A",
+		"strings":            "enum Color { Red = 'RED', Green = \"GREEN\", 'Blue-ish' = 'BLUE' }\nenum N { A = 1 + 1, B = A * 2, C = N.B | A }\nColor.Green + N.C",
 	}
 	for name, code := range allowed {
 		t.Run(name, func(t *testing.T) {
