@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -216,5 +217,29 @@ func TestInterruptedRunIsShownAndRolledBack(t *testing.T) {
 	failures, _ := out["failures"].([]any)
 	if len(failures) != 1 || !strings.Contains(fmt.Sprint(failures[0]), "its outcome is unknown") {
 		t.Errorf("failures = %v, want call 2's revert, saying its outcome was unknown", out["failures"])
+	}
+}
+
+// codemode_executions reads each run listed once: the calls of a run are
+// read without its result and console output again (LogQuery.NoOutput),
+// which the list already holds (up to a megabyte each).
+func TestExecutionsReadsEachRunOnce(t *testing.T) {
+	const runs, size = 5, 900_000
+	c := connect(t, newServerLimited(t, 24000), nil)
+	for range runs {
+		if out, _ := call(t, c, "codemode", map[string]any{"code": fmt.Sprintf(`async () => { console.log("l".repeat(%d)); return "r".repeat(%d) }`, size, size)}); out["status"] != "completed" {
+			t.Fatalf("run: %v", out)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	executionsText(t, c, map[string]any{"limit": runs})
+	runtime.ReadMemStats(&after)
+	// executionsText calls the tool twice; each call reads each run's
+	// result and logs (2*size) once, in a few copies.
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d runs of %d bytes of output: %d MB allocated", runs, 2*size, alloc>>20)
+	if limit := uint64(2 * runs * 2 * size * 4); alloc > limit {
+		t.Errorf("codemode_executions allocated %d MB for %d runs of %d bytes of output, want at most %d MB: it reads each run again", alloc>>20, runs, 2*size, limit>>20)
 	}
 }

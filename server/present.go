@@ -178,16 +178,16 @@ func (s *Server) auditView(ctx context.Context, e *codemode.Execution, bounded b
 	e.Result, e.Logs = truncate.Fit(e.Result, e.Logs, auditValueChars)
 	e.Code = truncate.String(e.Code, auditValueChars)
 	v := executionView{Execution: e}
-	q := codemode.LogQuery{} // unbounded: every call, errors whole
+	q := codemode.LogQuery{NoOutput: true} // unbounded: every call, errors whole (the run is e)
 	if bounded {
-		q = codemode.LogQuery{Limit: auditCalls, Preview: auditValueChars}
+		q = codemode.LogQuery{Limit: auditCalls, Preview: auditValueChars, NoOutput: true}
 	}
 	_, calls, err := s.rt.ExecutionLog(ctx, e.ID, q)
 	if err != nil {
 		return v, err
 	}
 	if bounded && len(calls) == auditCalls {
-		_, heads, err := s.rt.ExecutionLog(ctx, e.ID, codemode.LogQuery{After: calls[len(calls)-1].Seq, Preview: -1})
+		_, heads, err := s.rt.ExecutionLog(ctx, e.ID, codemode.LogQuery{After: calls[len(calls)-1].Seq, Preview: -1, NoOutput: true})
 		if err != nil {
 			return v, err
 		}
