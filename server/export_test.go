@@ -19,3 +19,6 @@ func (s *Server) Engine() Engine { return s.rt }
 
 // MaxWaitingAnswers bounds the answers waiting to be written on stdio.
 const MaxWaitingAnswers = maxWaitingAnswers
+
+// MaxWaitingBytes bounds the bytes of the answers waiting to be written.
+const MaxWaitingBytes = maxWaitingBytes

@@ -823,8 +823,9 @@ func (r *stdioFront) write(msg []byte, paid func()) {
 const maxWaitingAnswers = 1024
 
 // maxWaitingBytes bounds the bytes of the messages waiting to be written
-// on stdio, as maxWaitingAnswers bounds their number: an answer is cut to
-// sandbox.max_result_chars, but shown twice (structured and as text), in
+// on stdio, as maxWaitingAnswers bounds their number, and those of the
+// tools/call answers waiting on a legacy SSE event stream (sseStream): an
+// answer is cut to sandbox.max_result_chars, but shown twice (structured and as text), in
 // UTF-8, so that one weighs up to some 190 KB at the default 24,000
 // characters, and MiBs with a larger setting (a result and its logs are
 // kept up to 1 MiB each): 1,024 of them would be 190 MB, or GiBs.

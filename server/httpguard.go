@@ -19,7 +19,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
@@ -69,7 +68,8 @@ import (
 //     or that another person opened: sessions.go); on SSE, under an
 //     issuer, a message for another person's session is 404 too, and a
 //     request POSTed while maxWaitingAnswers answers wait unread on its
-//     session's event stream is 429 (sseStream), and subscriptions/listen,
+//     session's event stream is 429, a stream past maxWaitingBytes of
+//     tools/call answers waiting is ended (sseStream), and subscriptions/listen,
 //     which mcp-go's SSE transport would never end, is 400.
 //
 // On streamable HTTP the task front (front.go) then answers the task
@@ -226,8 +226,15 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if g.sse != nil && r.URL.Path == PathSSE && r.Method == http.MethodGet { // for the answers waiting on it
 		st := &sseStream{}
-		r, dw.answered = r.WithContext(context.WithValue(r.Context(), sseStreamKey{}, st)), &st.waiting
-		defer func() { g.sse.streams.CompareAndDelete(st.id, st) }()
+		ctx, end := context.WithCancelCause(context.WithValue(r.Context(), sseStreamKey{}, st))
+		st.end, r, dw.answered = end, r.WithContext(ctx), st
+		defer func() {
+			g.sse.streams.CompareAndDelete(st.id, st)
+			if errors.Is(context.Cause(ctx), errNotReading) {
+				g.opts.Logger.Warn("legacy SSE session ended", "err", errNotReading)
+			}
+			end(nil)
+		}()
 	}
 	if g.sse != nil && r.URL.Path == PathMessage {
 		// mcp-go serves subscriptions/listen on a goroutine whose context
@@ -238,9 +245,15 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if g.sse != nil && r.URL.Path == PathMessage && post.answered() && !g.sse.waitsOn(r.URL.Query().Get("sessionId")) {
-		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: %d answers wait on the session's event stream, which its client does not read", maxWaitingAnswers))
-		return
+	if g.sse != nil && r.URL.Path == PathMessage && post.answered() {
+		st, ok := g.sse.waitsOn(r.URL.Query().Get("sessionId"))
+		if !ok {
+			refuse(w, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: %d answers wait on the session's event stream, which its client does not read", maxWaitingAnswers))
+			return
+		}
+		if st != nil { // for its answer's bytes (sseStream.hold)
+			r = r.WithContext(context.WithValue(r.Context(), sseStreamKey{}, st))
+		}
 	}
 	if g.sessions != nil { // streamable HTTP; for dw.sent, see sentCounter
 		var status int
@@ -482,8 +495,8 @@ type deadlineWriter struct {
 	d    time.Duration
 	sent *sentCounter // nil: not counted
 	// answered counts down the answers written on a legacy SSE event
-	// stream (sseStream); nil: not one.
-	answered *atomic.Int64
+	// stream; nil: not one.
+	answered *sseStream
 }
 
 func (w *deadlineWriter) Write(p []byte) (int, error) {
@@ -493,7 +506,7 @@ func (w *deadlineWriter) Write(p []byte) (int, error) {
 		w.sent.add()
 	}
 	if err == nil && w.answered != nil && isAnswerEvent(p) {
-		w.answered.Add(-1)
+		w.answered.written(p)
 	}
 	return n, err
 }

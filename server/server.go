@@ -144,7 +144,8 @@ func New(opts Options) *Server {
 	return s
 }
 
-// hooks keeps the registry of sessions the task front reads, and, once a
+// hooks keeps the registry of sessions the task front reads, weighs the
+// tools/call answers a legacy SSE stream is to carry (sseStream.hold), and, once a
 // transport serves tasks, declares them: the tasks capability (2025-11-25)
 // or extension (2026-07-28), and taskSupport optional on the codemode tool.
 func (s *Server) hooks() *mcpserver.Hooks {
@@ -152,6 +153,13 @@ func (s *Server) hooks() *mcpserver.Hooks {
 	h.AddOnRegisterSession(func(_ context.Context, sess mcpserver.ClientSession) { s.clients.Store(sess.SessionID(), sess) })
 	h.AddOnUnregisterSession(func(_ context.Context, sess mcpserver.ClientSession) {
 		s.clients.CompareAndDelete(sess.SessionID(), sess)
+	})
+	h.AddAfterCallTool(func(ctx context.Context, id any, _ *mcp.CallToolRequest, res any) {
+		if st, ok := ctx.Value(sseStreamKey{}).(*sseStream); ok { // a legacy SSE session's
+			if r, ok := res.(*mcp.CallToolResult); ok {
+				st.hold(id, r)
+			}
+		}
 	})
 	h.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
 		if s.tasksServed.Load() {

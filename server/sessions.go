@@ -1,11 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
@@ -174,29 +176,81 @@ type sseIDs struct {
 // stream, holding a goroutine until it is written, so a client that does
 // not read its stream would otherwise make the server hold one per
 // request. The guard counts a request it lets through (waitsOn) and its
-// answer once written (deadlineWriter.answered).
+// answer once written (deadlineWriter.answered). The answers of tools/call
+// are weighed too, where they are made (hold), and each until written: a
+// client past maxWaitingBytes of them has its stream, and so its session,
+// ended (errNotReading), as stdio's.
 type sseStream struct {
 	id      string // set by generate
 	waiting atomic.Int64
+	end     context.CancelCauseFunc // the stream's request's
+	mu      sync.Mutex
+	held    map[string][]int // the weight of each answer made, by its id's JSON, until written
+	bytes   int64            // their sum
 }
 
 // sseStreamKey is the context key of the sseStream a GET of the event
-// stream opens.
+// stream opens, and of the one a POST's answer waits on.
 type sseStreamKey struct{}
 
+// hold weighs the answer to the tools/call of id, made: its text, shown
+// twice (structured and as text), as an answer is at least; past
+// maxWaitingBytes it ends the stream.
+func (st *sseStream) hold(id any, res *mcp.CallToolResult) {
+	n := 0
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			n += 2 * len(t.Text)
+		}
+	}
+	key, _ := json.Marshal(id) // as mcp-go writes it
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.held == nil {
+		st.held = map[string][]int{}
+	}
+	st.held[string(key)] = append(st.held[string(key)], n)
+	if st.bytes += int64(n); st.bytes > maxWaitingBytes {
+		st.end(errNotReading)
+	}
+}
+
+// written counts down an answer event p written on the stream, and its
+// weight if hold weighed it.
+func (st *sseStream) written(p []byte) {
+	st.waiting.Add(-1)
+	rest, ok := bytes.CutPrefix(p, []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":"))
+	i := bytes.Index(rest, []byte(`,"result":`)) // (not within the id: a JSON string has no bare ")
+	if !ok || i < 0 {
+		return
+	}
+	key := rest[:i]
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if ns := st.held[string(key)]; len(ns) > 0 {
+		st.bytes -= int64(ns[0])
+		if len(ns) == 1 {
+			delete(st.held, string(key))
+		} else {
+			st.held[string(key)] = ns[1:]
+		}
+	}
+}
+
 // waitsOn counts a request POSTed to session id, unless maxWaitingAnswers
-// already wait on its stream: then it reports false.
-func (k *sseIDs) waitsOn(id string) bool {
+// already wait on its stream: then it reports false. It returns the
+// stream, nil if there is none (mcp-go refuses the request).
+func (k *sseIDs) waitsOn(id string) (*sseStream, bool) {
 	v, ok := k.streams.Load(id)
 	if !ok {
-		return true // no stream: mcp-go refuses it
+		return nil, true
 	}
 	st := v.(*sseStream)
 	if st.waiting.Add(1) > maxWaitingAnswers {
 		st.waiting.Add(-1)
-		return false
+		return st, false
 	}
-	return true
+	return st, true
 }
 
 func newSSEIDs() *sseIDs {

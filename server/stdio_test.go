@@ -156,7 +156,7 @@ func openSSE(t *testing.T, base string) (*bufio.Reader, func(body string) int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", server.PathSSE, addr)
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n", server.PathSSE, addr) // (its end is the connection's)
 	stream := bufio.NewReader(conn)
 	var endpoint string
 	for endpoint == "" {
@@ -243,5 +243,49 @@ func TestStdioManyCallsAwaitingApprovalAreAllAnswered(t *testing.T) {
 	}
 	if n := asked.Load(); n != calls {
 		t.Errorf("%d approvals asked, want %d", n, calls)
+	}
+}
+
+// A legacy SSE client that POSTs requests with large answers and reads
+// none of its event stream cannot make the server hold more than
+// server.MaxWaitingBytes of them (about 2 MB each here: a result of a
+// megabyte, shown twice), as stdio's cannot: its session ends, and its
+// stream with it, before it could read them all.
+func TestSSEEndsASessionHoldingTooManyAnswerBytes(t *testing.T) {
+	s := newServerWith(t, server.Options{HTTP: config.HTTP{WriteTimeout: time.Hour}}) // (the stream is not dropped meanwhile)
+	stream, post := openSSE(t, serve(t, s, server.TransportSSE))
+	post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
+	const answer, calls = 2 << 20, 3 * server.MaxWaitingBytes / (2 << 20) / 2 // 1.5 times the bound
+	for i := range calls {
+		if status := post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"codemode","arguments":{"code":"async () => \"r\".repeat(%d)"}}}`, i+1, answer/2)); status != http.StatusAccepted {
+			t.Fatalf("call %d: status %d", i, status)
+		}
+	}
+	// The session ends once the answers made and unread weigh more than
+	// the bound: its POSTs are refused from then on (pings are answered
+	// at once; past MaxWaitingAnswers of them, 429).
+	for i := 0; ; i++ {
+		status := post(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+		if status != http.StatusAccepted && status != http.StatusTooManyRequests {
+			break
+		}
+		if i == 20*server.MaxWaitingAnswers {
+			break // (the session goes on: see below)
+		}
+	}
+	var held, answers int
+	for answers < calls {
+		line, err := stream.ReadString('\n')
+		if err != nil {
+			break // the stream ended
+		}
+		held += len(line)
+		if strings.HasPrefix(line, "data: ") && strings.Contains(line, `"result":{"content"`) {
+			answers++
+		}
+	}
+	t.Logf("%d answers (%d MB of the stream) read", answers, held>>20)
+	if answers == calls || held > server.MaxWaitingBytes+8*answer {
+		t.Errorf("the server held %d answers (%d MB) for a client reading none of them; want its session ended past %d MB", answers, held>>20, server.MaxWaitingBytes>>20)
 	}
 }
