@@ -4,13 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // onFirstRead closes reading when its reader is first read.
@@ -108,5 +113,33 @@ func TestABatchIsNotDecoded(t *testing.T) {
 	}
 	if m != nil || !b.answered() || b.frontRequest() != nil {
 		t.Errorf("a batch: message %v, answered %v", m, b.answered())
+	}
+}
+
+// A legacy SSE stream's tools/call answers are weighed when made and
+// unweighed when written, by their ids as mcp-go writes them, so that a
+// client reading its answers never accumulates a weight (whose session
+// would end past maxWaitingBytes); ids repeated each count once.
+func TestSSEStreamUnweighsEachAnswerWritten(t *testing.T) {
+	ended := false
+	st := &sseStream{end: func(error) { ended = true }}
+	res := mcp.NewToolResultText(strings.Repeat("r", 1000))
+	ids := []mcp.RequestId{mcp.NewRequestId(int64(7)), mcp.NewRequestId(`a"b<&`), mcp.NewRequestId(int64(7))}
+	for _, id := range ids {
+		st.waiting.Add(1)
+		st.hold(id, res)
+	}
+	if st.bytes != 3*2000 {
+		t.Fatalf("weighed %d bytes, want %d", st.bytes, 3*2000)
+	}
+	for _, id := range ids {
+		data, err := json.Marshal(mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Result: res})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.written(fmt.Appendf(nil, "event: message\ndata: %s\n\n", data)) // as mcp-go's SSE server writes it
+	}
+	if st.bytes != 0 || len(st.held) != 0 || st.waiting.Load() != 0 || ended {
+		t.Errorf("after every answer is written: %d bytes, %d ids, %d answers held, ended %v; want none", st.bytes, len(st.held), st.waiting.Load(), ended)
 	}
 }
