@@ -278,3 +278,50 @@ func TestAnUnreadableLogEntry(t *testing.T) {
 		t.Errorf("notes after the approval: %d, %v; want none made", notes, err)
 	}
 }
+
+// executions show prints a run whose stored values are not JSON (a hand
+// edit, another program): each such value is its text in a JSON string
+// that says so, and the rest of the run is shown; --seq N --full too.
+func TestExecutionsShowValuesThatAreNotJSON(t *testing.T) {
+	cfg := notesConfig(t)
+	code, out, errs := run(t, "", "run", "--config", cfg, "--code", `async () => { await codemode.step("a", () => 1); await codemode.step("b", () => 2); return 3 }`)
+	var o struct{ Status, ExecutionID string }
+	if err := json.Unmarshal([]byte(out), &o); err != nil || code != cli.ExitOK || o.Status != "completed" {
+		t.Fatalf("run: %d %v\n%s%s", code, err, out, errs)
+	}
+	raw, err := sql.Open("sqlite", filepath.Join(filepath.Dir(cfg), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, q := range []string{`UPDATE entries SET result = '{"broken":' WHERE seq = 1`, `UPDATE executions SET result = 'three'`} {
+		if _, err := raw.ExecContext(t.Context(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var shown struct {
+		Result json.RawMessage
+		Calls  []struct {
+			Seq    int
+			Result json.RawMessage
+		}
+	}
+	code, out, errs = run(t, "", "executions", "show", o.ExecutionID, "--config", cfg)
+	if err := json.Unmarshal([]byte(out), &shown); err != nil || code != cli.ExitOK || len(shown.Calls) != 2 {
+		t.Fatalf("show: exit %d, %v\n%s%s", code, err, out, errs)
+	}
+	const note = " [not JSON in the log: its text is shown]"
+	for what, got := range map[string]json.RawMessage{"the run's result": shown.Result, "call 1's result": shown.Calls[0].Result} {
+		if !strings.HasSuffix(string(got), note+`"`) {
+			t.Errorf("%s: %s; want its text saying it is not JSON", what, got)
+		}
+	}
+	if string(shown.Calls[1].Result) != "2" {
+		t.Errorf("call 2's result: %s, want 2", shown.Calls[1].Result)
+	}
+	var call struct{ Result string }
+	code, out, errs = run(t, "", "executions", "show", o.ExecutionID, "--seq", "1", "--full", "--config", cfg)
+	if err := json.Unmarshal([]byte(out), &call); err != nil || code != cli.ExitOK || call.Result != `{"broken":`+note {
+		t.Errorf("show --seq 1 --full: exit %d, %v, result %q\n%s", code, err, call.Result, errs)
+	}
+}
