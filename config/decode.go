@@ -29,6 +29,8 @@ type decoder struct {
 	// look at several keys (authToken, checkServerAuth, warnOpenListener,
 	// the check methods) report there.
 	at map[fieldPath]pos
+	// anchors are the YAML anchors defined so far, by name (convert).
+	anchors map[string]*node
 }
 
 // maxErrors stops a hopeless file from producing pages of output.

@@ -308,8 +308,8 @@ var checks = map[string]check{
 	"resource":    errCheck(checkResource),
 	"endpoint":    errCheck(func(s string) error { return oauth.CheckURL(s, "the introspection endpoint") }),
 	"redirectURI": errCheck(checkRedirectURI),
-	"scope":       scope(" \"\\", "expected a scope (no spaces or quotes), got %q"),
-	"oauthScope":  scope(" \t\"\\", "a scope is one word without spaces or quotes; got %q"),
+	"scope":       scope("expected a scope (no spaces or quotes), got %q"),
+	"oauthScope":  scope("a scope is one word without spaces or quotes; got %q"),
 	"metadataURL": errCheck(func(s string) error {
 		if u, err := url.Parse(s); err != nil || u.Scheme != "https" || u.Path == "" || u.Path == "/" {
 			return fmt.Errorf("a client ID metadata document's URL is https with a path, such as \"https://example.com/codemode-mcp.json\"; got %q", s)
@@ -339,11 +339,12 @@ func errCheck(f func(string) error, canon ...func(string) string) check {
 	}
 }
 
-// scope makes a check of an OAuth scope: one that is empty or has one of
-// the characters of cut is refused with the message format gives.
-func scope(cut, format string) check {
+// scope makes a check of an OAuth scope: one that is empty or holds what
+// RFC 6749's scope-token cannot (a space, a quote, a backslash, a control
+// or a non-ASCII character) is refused with the message format gives.
+func scope(format string) check {
 	return errCheck(func(s string) error {
-		if s == "" || strings.ContainsAny(s, cut) {
+		if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == '"' || r == '\\' || r >= 0x7f }) {
 			return fmt.Errorf(format, s)
 		}
 		return nil

@@ -12,10 +12,7 @@ import "bytes"
 // (after white space) is YAML and returned as is. An unterminated block
 // comment is left for the parser to report.
 func jsoncToJSON(data []byte) []byte {
-	i := 0
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n') {
-		i++
-	}
+	i := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
 	if i == len(data) || data[i] != '{' {
 		return data
 	}
@@ -45,13 +42,11 @@ func jsoncToJSON(data []byte) []byte {
 			blank(i, end)
 			i = end - 1
 		case c == '/' && i+1 < len(data) && data[i+1] == '*':
-			end := i + 2
-			for end+1 < len(data) && !(data[end] == '*' && data[end+1] == '/') {
-				end++
-			}
-			if end+1 >= len(data) {
+			end := bytes.Index(data[i+2:], []byte("*/"))
+			if end < 0 {
 				return out
 			}
+			end += i + 2 // the '*' of "*/"
 			blank(i, end+2)
 			i = end + 1
 		case c == ',':

@@ -63,11 +63,6 @@ func (n *node) describe() string {
 // maxDepth bounds nesting; no valid configuration comes close.
 const maxDepth = 64
 
-type converter struct {
-	d       *decoder
-	anchors map[string]*node
-}
-
 func tokPos(tk *token.Token) pos {
 	if tk == nil || tk.Position == nil {
 		return pos{}
@@ -87,11 +82,11 @@ func nodePos(n ast.Node) pos {
 	return tokPos(n.GetToken())
 }
 
-func (c *converter) convert(n ast.Node, fp fieldPath, depth int) *node {
+func (d *decoder) convert(n ast.Node, fp fieldPath, depth int) *node {
 	p := nodePos(n)
 	null := &node{kind: nullNode, pos: p}
 	if depth > maxDepth {
-		c.d.errAt(p, fp, fmt.Sprintf("nesting deeper than %d levels", maxDepth))
+		d.errAt(p, fp, fmt.Sprintf("nesting deeper than %d levels", maxDepth))
 		return null
 	}
 	switch v := n.(type) {
@@ -114,11 +109,11 @@ func (c *converter) convert(n ast.Node, fp fieldPath, depth int) *node {
 	case *ast.BoolNode:
 		return &node{kind: boolNode, pos: p, text: tokText(v.Token)}
 	case *ast.TagNode:
-		return c.tag(v, fp, depth)
+		return d.tag(v, fp, depth)
 	case *ast.AnchorNode:
-		val := c.convert(v.Value, fp, depth+1)
+		val := d.convert(v.Value, fp, depth+1)
 		if v.Name != nil {
-			c.anchors[tokText(v.Name.GetToken())] = val
+			d.anchors[tokText(v.Name.GetToken())] = val
 		}
 		return val
 	case *ast.AliasNode:
@@ -126,25 +121,25 @@ func (c *converter) convert(n ast.Node, fp fieldPath, depth int) *node {
 		if v.Value != nil {
 			name = tokText(v.Value.GetToken())
 		}
-		if val, ok := c.anchors[name]; ok {
+		if val, ok := d.anchors[name]; ok {
 			return val
 		}
-		c.d.errAt(p, fp, fmt.Sprintf("alias *%s refers to no anchor defined before it", name))
+		d.errAt(p, fp, fmt.Sprintf("alias *%s refers to no anchor defined before it", name))
 		return null
 	case *ast.MappingKeyNode: // "? key"
-		return c.convert(v.Value, fp, depth+1)
+		return d.convert(v.Value, fp, depth+1)
 	case *ast.MappingNode:
-		return c.mapping(v, fp, depth)
+		return d.mapping(v, fp, depth)
 	case *ast.MappingValueNode:
-		return c.mapping(&ast.MappingNode{Values: []*ast.MappingValueNode{v}}, fp, depth)
+		return d.mapping(&ast.MappingNode{Values: []*ast.MappingValueNode{v}}, fp, depth)
 	case *ast.SequenceNode:
 		out := &node{kind: seqNode, pos: p}
 		for i, item := range v.Values {
-			out.items = append(out.items, c.convert(item, fp.index(i), depth+1))
+			out.items = append(out.items, d.convert(item, fp.index(i), depth+1))
 		}
 		return out
 	}
-	c.d.errAt(p, fp, fmt.Sprintf("unsupported YAML construct (%s)", n.Type()))
+	d.errAt(p, fp, fmt.Sprintf("unsupported YAML construct (%s)", n.Type()))
 	return null
 }
 
@@ -157,9 +152,9 @@ func tokText(tk *token.Token) string {
 
 // tag honours !!str (the scalar stays a string) and the other core tags
 // (ignored: the value's own type decides); other tags are not supported.
-func (c *converter) tag(v *ast.TagNode, fp fieldPath, depth int) *node {
+func (d *decoder) tag(v *ast.TagNode, fp fieldPath, depth int) *node {
 	name := tokText(v.Start)
-	val := c.convert(v.Value, fp, depth+1)
+	val := d.convert(v.Value, fp, depth+1)
 	switch name {
 	case "!!str":
 		if val.scalar() {
@@ -169,14 +164,14 @@ func (c *converter) tag(v *ast.TagNode, fp fieldPath, depth int) *node {
 	case "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq", "!!binary", "!!timestamp":
 		return val
 	}
-	c.d.errAt(tokPos(v.Start), fp, fmt.Sprintf("unsupported YAML tag %s", name))
+	d.errAt(tokPos(v.Start), fp, fmt.Sprintf("unsupported YAML tag %s", name))
 	return val
 }
 
 // mapping converts a mapping: its own keys first, then those of its merge
 // keys ("<<": a mapping or a list of mappings) that it does not have, the
 // earlier sources winning.
-func (c *converter) mapping(m *ast.MappingNode, fp fieldPath, depth int) *node {
+func (d *decoder) mapping(m *ast.MappingNode, fp fieldPath, depth int) *node {
 	out := &node{kind: mapNode, pos: nodePos(m)}
 	seen := map[string]pos{}
 	var merged []*node
@@ -185,24 +180,24 @@ func (c *converter) mapping(m *ast.MappingNode, fp fieldPath, depth int) *node {
 		case mv == nil:
 			continue
 		case mv.Key != nil && mv.Key.IsMergeKey():
-			merged = append(merged, c.mergeSources(mv.Value, fp, depth)...)
+			merged = append(merged, d.mergeSources(mv.Value, fp, depth)...)
 			continue
 		}
-		k := c.convert(mv.Key, fp, depth+1)
+		k := d.convert(mv.Key, fp, depth+1)
 		key := k.text
 		if k.kind != strNode {
 			key = strings.TrimSpace(key)
 		}
 		if mv.Key == nil || !k.scalar() && k.kind != nullNode {
-			c.d.errAt(k.pos, fp, "mapping keys must be plain strings")
+			d.errAt(k.pos, fp, "mapping keys must be plain strings")
 			continue
 		}
 		if first, dup := seen[key]; dup {
-			c.d.errAt(k.pos, fp.key(key), fmt.Sprintf("duplicate key %q (first defined at line %d)", key, first.line))
+			d.errAt(k.pos, fp.key(key), fmt.Sprintf("duplicate key %q (first defined at line %d)", key, first.line))
 			continue
 		}
 		seen[key] = k.pos
-		out.entries = append(out.entries, entry{key: key, keyPos: k.pos, val: c.convert(mv.Value, fp.key(key), depth+1)})
+		out.entries = append(out.entries, entry{key: key, keyPos: k.pos, val: d.convert(mv.Value, fp.key(key), depth+1)})
 	}
 	for _, src := range merged {
 		for _, e := range src.entries {
@@ -216,20 +211,20 @@ func (c *converter) mapping(m *ast.MappingNode, fp fieldPath, depth int) *node {
 }
 
 // mergeSources returns the mappings a "<<" value names.
-func (c *converter) mergeSources(v ast.Node, fp fieldPath, depth int) []*node {
-	n := c.convert(v, fp, depth+1)
+func (d *decoder) mergeSources(v ast.Node, fp fieldPath, depth int) []*node {
+	n := d.convert(v, fp, depth+1)
 	srcs := []*node{n}
 	if n.kind == seqNode {
 		srcs = n.items
 	}
 	for _, s := range srcs {
 		if s.kind != mapNode {
-			c.d.errAt(s.pos, fp, "a merge key (<<) takes a mapping or a list of mappings")
+			d.errAt(s.pos, fp, "a merge key (<<) takes a mapping or a list of mappings")
 			return nil
 		}
 	}
 	if len(srcs) == 0 {
-		c.d.errAt(n.pos, fp, "a merge key (<<) takes a mapping or a list of mappings")
+		d.errAt(n.pos, fp, "a merge key (<<) takes a mapping or a list of mappings")
 	}
 	return srcs
 }

@@ -212,20 +212,15 @@ func (d *decoder) syntaxError(err error) error {
 // document returns the root node of the single document in f (an empty
 // mapping for an empty file).
 func (d *decoder) document(f *ast.File) *node {
-	var bodies []*ast.DocumentNode
-	for _, doc := range f.Docs {
-		if doc != nil && doc.Body != nil {
-			bodies = append(bodies, doc)
-		}
-	}
+	bodies := slices.DeleteFunc(slices.Clone(f.Docs), func(doc *ast.DocumentNode) bool { return doc == nil || doc.Body == nil })
 	if len(bodies) == 0 {
 		return &node{kind: mapNode}
 	}
 	if len(bodies) > 1 {
 		d.errAt(nodePos(bodies[1].Body), "", "a configuration file holds one YAML document; found another here")
 	}
-	c := &converter{d: d, anchors: map[string]*node{}}
-	root := c.convert(bodies[0].Body, "", 0)
+	d.anchors = map[string]*node{}
+	root := d.convert(bodies[0].Body, "", 0)
 	if root.kind != mapNode && root.kind != nullNode {
 		d.typeErr(root, "", "a mapping at the top (server, store, sandbox, approvals, connectors)")
 	}
@@ -293,7 +288,7 @@ const (
 // collections ([ and {) and block entries written on one line ("- - -").
 // Comments are not counted (the parser passes over them). The parser
 // takes time quadratic in the depth too (a 4 MiB file of "["
-// would take hours); the converter's bound (in node.go) then covers what
+// would take hours); convert's bound (in node.go) then covers what
 // the depth count misses, indentation, which the file's size bounds (a
 // file of 4 MiB nested by indentation alone takes about a second).
 func tooComplex(tokens token.Tokens) (*token.Token, string) {

@@ -191,3 +191,24 @@ func TestServerAuthConsole(t *testing.T) {
 		}
 	}
 }
+
+// A scope is RFC 6749's scope-token, wherever the file gives scopes: one
+// with a tab, a line break or another control character is refused,
+// naming its field, as one with a space is (scopes_supported and the
+// console's scopes took a tab, and every scope list a line break, and
+// sent them on).
+func TestScopeWithAControlCharacter(t *testing.T) {
+	t.Setenv(EnvToken, "")
+	auth := "server:\n  auth:\n    issuer: https://a.example/\n"
+	for _, tc := range []struct{ src, field string }{
+		{auth + "    scopes_supported: [\"a\\tb\"]\n", "server.auth.scopes_supported[0]"},
+		{auth + "    console: {client_id: c, scopes: [\"a\\nb\"]}\n", "server.auth.console.scopes[0]"},
+		{"connectors:\n  x:\n    url: https://a/mcp\n    oauth: {scopes: [\"a\\nb\"]}\n", "connectors.x.oauth.scopes[0]"},
+		{auth + "connectors:\n  x:\n    url: https://a/mcp\n    credentials: {per_user: token_exchange, token_endpoint: https://as.example/token, client_id: c, scopes: [\"a\\u0001b\", \"c\\u007fd\"]}\n", "connectors.x.credentials.scopes[1]"},
+	} {
+		_, err := Parse([]byte(tc.src), "codemode.yaml")
+		if err == nil || !strings.Contains(err.Error(), tc.field+": ") {
+			t.Errorf("%q: got %v, want an error at %s", tc.src, err, tc.field)
+		}
+	}
+}

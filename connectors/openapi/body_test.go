@@ -121,6 +121,58 @@ func TestMultipart(t *testing.T) {
 	}
 }
 
+// TestMultipartFileArray: a multipart property that is an array of files
+// (type array, items a binary string: OpenAPI 3's way to upload several
+// files) takes text or Binary items, and each is a file part. It was an
+// array of strings sent as one JSON part (["one",{"base64":…}]), and a
+// Binary item could not be given at all.
+func TestMultipartFileArray(t *testing.T) {
+	rec := newRecorder(t, nil)
+	doc := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/up":{"post":{"operationId":"upload",
+	  "requestBody":{"content":{"multipart/form-data":{"schema":{"type":"object","properties":{
+	    "files":{"type":"array","items":{"type":"string","format":"binary"}},
+	    "more":{"type":"array","items":{"$ref":"#/components/schemas/File"}},
+	    "tags":{"type":"array","items":{"type":"string"}}}}}}},
+	  "responses":{"200":{"description":"ok"}}}}},
+	  "components":{"schemas":{"File":{"type":"string","format":"binary"}}}}`
+	c, err := New(context.Background(), Config{Name: "api", Document: writeDoc(t, doc), BaseURL: rec.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if d := declarations(t, c); !strings.Contains(d, "files?: (string | {") || !strings.Contains(d, "more?: (string | {") || !strings.Contains(d, "tags?: string[]") {
+		t.Errorf("declarations:\n%s\nwant files and more arrays of text or Binary, tags strings", d)
+	}
+	res, err := c.Call(context.Background(), "upload", json.RawMessage(`{"body":{"files":["one",{"base64":"dHdv","filename":"two.bin"}],"more":["three"],"tags":["a"]}}`))
+	if err != nil || res.IsError {
+		t.Fatalf("%v %s", err, res.Message)
+	}
+	got := rec.last(t)
+	_, params, _ := mime.ParseMediaType(got.Header.Get("Content-Type"))
+	r := multipart.NewReader(strings.NewReader(string(got.Body)), params["boundary"])
+	var parts []part
+	for {
+		p, err := r.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(p)
+		parts = append(parts, part{p.FormName(), p.FileName(), p.Header.Get("Content-Type"), string(data)})
+	}
+	want := []part{
+		{"files", "files", "application/octet-stream", "one"},
+		{"files", "two.bin", "application/octet-stream", "two"},
+		{"more", "more", "application/octet-stream", "three"},
+		{"tags", "", "application/json", `["a"]`},
+	}
+	if diff := cmp.Diff(want, parts); diff != "" {
+		t.Errorf("parts (-want +got):\n%s", diff)
+	}
+}
+
 // TestBodyRefused checks bodies that cannot be sent: the call fails naming
 // the body's input, and nothing is sent.
 func TestBodyRefused(t *testing.T) {

@@ -66,7 +66,9 @@ func New(ctx context.Context, cfg Config) (*Connector, error) {
 	cache := derivedCache{dir: cfg.CacheDir}
 	d, fresh, err := deriveCached(ctx, doc, cache, cfg.Logger)
 	if err != nil {
-		return nil, sc.Error(err)
+		// Named as configured (a URL without what may carry a secret),
+		// as reading it names it.
+		return nil, sc.Error(fmt.Errorf("the OpenAPI document %s: %w", scrub.URL(cfg.Document), err))
 	}
 	if doc.read != nil {
 		doc.raw = nil // spec reads it again: a connector lives as long as the server
@@ -136,7 +138,7 @@ func deriveCached(ctx context.Context, doc *document, cache derivedCache, log *s
 		if raw, _ := doc.bytes(); isJSONText(raw) {
 			hint = ""
 		}
-		return nil, false, fmt.Errorf("the OpenAPI document is not valid JSON%s%s", hint, syntaxErrorAt(text))
+		return nil, false, fmt.Errorf("not valid JSON%s%s", hint, syntaxErrorAt(text))
 	}
 	d, err = derive(ctx, &root, len(text))
 	if err != nil {
@@ -270,13 +272,16 @@ func baseURL(configured, server string, docURL *url.URL) (*url.URL, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("the document's server URL %q: %v; set base_url", server, err)
 	}
-	if u.IsAbs() {
-		return u, ""
-	}
-	if docURL == nil {
+	if !u.IsAbs() && docURL == nil {
 		return nil, fmt.Sprintf("the document's server URL %q is relative and the document is a file: set base_url to call its methods", server)
 	}
-	return docURL.ResolveReference(u), ""
+	if !u.IsAbs() {
+		u = docURL.ResolveReference(u)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Sprintf("the document's server URL %q is not an http(s) URL: set base_url to call its methods", server)
+	}
+	return u, ""
 }
 
 // Name returns the connector's global name.

@@ -85,10 +85,14 @@ const (
 
 // deriver holds the state of one derivation.
 type deriver struct {
-	// ctx is checked before each operation and each shared schema: a
-	// large document takes seconds to derive, and Close or a canceled
-	// start should not wait for it.
+	// ctx is checked before each operation and each shared schema, and
+	// once every checkEvery parameters and schemas within them (stopped):
+	// a large document takes seconds to derive, one operation of a
+	// million parameters too, and Close or a canceled start should not
+	// wait for it.
 	ctx      context.Context
+	steps    int
+	halted   bool
 	root     *value
 	swagger2 bool
 	conv     *schemaConv
@@ -119,20 +123,20 @@ func derive(ctx context.Context, root *value, size int) (*derivation, error) {
 	switch v, sw := root.get("openapi"), root.get("swagger"); {
 	case v != nil && v.kind != kindNull:
 		if !v.scalar() || !strings.HasPrefix(v.text, "3.") {
-			return nil, fmt.Errorf("unsupported OpenAPI version %s (3.0, 3.1 and Swagger 2.0 are)", version(v))
+			return nil, fmt.Errorf("unsupported OpenAPI version %s at /openapi (3.0, 3.1 and Swagger 2.0 are)", version(v))
 		}
 		comps := root.get("components").get("schemas")
 		d.conv = &schemaConv{doc: root, components: comps, defsPtr: "/components/schemas/", oas31: !strings.HasPrefix(v.text, "3.0")}
 	case sw != nil:
 		if !sw.scalar() || sw.text != "2.0" {
-			return nil, fmt.Errorf("unsupported Swagger version %s (2.0 is)", version(sw))
+			return nil, fmt.Errorf("unsupported Swagger version %s at /swagger (2.0 is)", version(sw))
 		}
 		d.swagger2 = true
 		d.conv = &schemaConv{doc: root, components: root.get("definitions"), defsPtr: "/definitions/"}
 	default:
 		return nil, errors.New(`not an OpenAPI document: it has neither "openapi" nor "swagger"`)
 	}
-	d.conv.warn = d.warn
+	d.conv.warn, d.conv.stopped = d.warn, d.stopped
 	bound := minDerivedBytes + derivedPerByte*size
 	d.conv.left = bound
 	tooLarge := fmt.Errorf("the derived methods would be larger than %d MiB (%d times the document's size, %d MiB at least): its references copy large parts too often",
@@ -146,6 +150,15 @@ func derive(ctx context.Context, root *value, size int) (*derivation, error) {
 			if len(p) > maxPath {
 				d.where = ""
 				d.warn(fmt.Sprintf("path %s is longer than %d bytes; skipped", short.Quote(p), maxPath))
+				continue
+			}
+			// A "." or ".." segment, however encoded (dotSegment), sends
+			// the calls to another path than the one the operation names:
+			// past base_url's path, and past the path: globs of
+			// operations.exclude and approve, which match the template.
+			if s := dotSegment(p); s != "" {
+				d.where = ""
+				d.warn(fmt.Sprintf("path %s has a %q segment, which a server reads as another path; skipped", short.Quote(p), s))
 				continue
 			}
 			out.Methods = append(out.Methods, d.pathItem(p, &paths.items[i])...)
@@ -168,9 +181,8 @@ func derive(ctx context.Context, root *value, size int) (*derivation, error) {
 	for _, m := range out.Methods {
 		refs = append(refs, m.Refs...)
 	}
-	stopped := false
 	reach(refs, func(name string) []string {
-		if stopped = stopped || ctx.Err() != nil; stopped {
+		if d.halted = d.halted || ctx.Err() != nil; d.halted {
 			return nil
 		}
 		d.where = "schema " + name
@@ -179,7 +191,7 @@ func derive(ctx context.Context, root *value, size int) (*derivation, error) {
 		d.conv.left -= len(out.Defs[name])
 		return out.DefRefs[name]
 	})
-	if stopped {
+	if d.halted {
 		return nil, ctx.Err()
 	}
 	if d.conv.left < 0 {
@@ -205,6 +217,22 @@ func reach(names []string, visit func(name string) []string) map[string]bool {
 		}
 	}
 	return seen
+}
+
+// checkEvery is how many parameters and schemas stopped counts between
+// two checks of the context.
+const checkEvery = 1024
+
+// stopped reports whether the derivation's context is done, checking it
+// once every checkEvery calls (and for good once it is). The loops over
+// one operation's parameters and the schema conversion call it per item,
+// so a cancelation reaches inside an operation; derive returns the
+// context's error after the operation, whatever it derived.
+func (d *deriver) stopped() bool {
+	if d.steps++; !d.halted && d.steps%checkEvery == 0 {
+		d.halted = d.ctx.Err() != nil
+	}
+	return d.halted
 }
 
 // warnSeed seeds the hashes of warnings.
@@ -515,6 +543,9 @@ func (d *deriver) parameters(path string, item, op *value) (params []param, form
 			continue
 		}
 		for i := range list.items {
+			if d.stopped() {
+				return nil, nil, nil
+			}
 			pn := d.deref(&list.items[i], "parameter")
 			if !pn.isObject() {
 				continue
@@ -538,6 +569,9 @@ func (d *deriver) parameters(path string, item, op *value) (params []param, form
 		vars[m[1]] = true
 	}
 	for _, pn := range all {
+		if d.stopped() {
+			return nil, nil, nil
+		}
 		name, in := pn.getText("name"), pn.getText("in")
 		switch {
 		case in == "body" && d.swagger2:
@@ -766,7 +800,8 @@ func (d *deriver) bodySchema(b *Body, sn *value) []byte {
 
 // multipartSchema is the input schema of a multipart body: the object's
 // properties, those that are files (format binary or base64) accepting
-// text or a Binary.
+// text or a Binary, and those that are arrays of files (OpenAPI 3's
+// several files under one name) a list of them, one part each.
 func (d *deriver) multipartSchema(b *Body, sn *value) []byte {
 	sch := d.deref(sn, "")
 	props := sch.get("properties")
@@ -775,10 +810,15 @@ func (d *deriver) multipartSchema(b *Body, sn *value) []byte {
 	}
 	var p obj
 	for i, k := range props.keys {
-		if ps := d.deref(&props.items[i], ""); isFileSchema(ps) {
+		ps := d.deref(&props.items[i], "")
+		switch items := ps.get("items"); {
+		case isFileSchema(ps):
 			b.Files = append(b.Files, k)
 			p.raw(k, withDescription([]byte(fileSchema), ps))
-		} else {
+		case ps.getText("type") == "array" && items.isObject() && isFileSchema(d.deref(items, "")):
+			b.Files = append(b.Files, k)
+			p.raw(k, withDescription([]byte(`{"type":"array","items":`+fileSchema+`}`), ps))
+		default:
 			p.raw(k, d.conv.schema(nil, &props.items[i], 0))
 		}
 	}

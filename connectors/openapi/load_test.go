@@ -211,9 +211,9 @@ func TestNotOpenAPI(t *testing.T) {
 		{"not JSON or YAML", "a: [b\n", "neither JSON nor YAML"},
 		{"invalid JSON", "{\"openapi\": \"3.0.0\",\n}", "not valid JSON: line 2, column 1: invalid character '}'"},
 		{"no version", `{"info": {"title": "x"}}`, `neither "openapi" nor "swagger"`},
-		{"OpenAPI 4", `{"openapi": "4.0.0"}`, `unsupported OpenAPI version "4.0.0"`},
-		{"Swagger 1.2", `{"swagger": "1.2"}`, `unsupported Swagger version "1.2"`},
-		{"an object as the version", `{"openapi": {"major": 3}}`, `unsupported OpenAPI version (an object)`},
+		{"OpenAPI 4", `{"openapi": "4.0.0"}`, `unsupported OpenAPI version "4.0.0" at /openapi`},
+		{"Swagger 1.2", `{"swagger": "1.2"}`, `unsupported Swagger version "1.2" at /swagger`},
+		{"an object as the version", `{"openapi": {"major": 3}}`, `unsupported OpenAPI version (an object) at /openapi`},
 		// A version from a hostile document is clipped, as a warning is.
 		{"a long version", `{"openapi": "4` + strings.Repeat("x", 1<<20) + `"}`, `unsupported OpenAPI version "4xxxxx`},
 		{"a long Swagger version", `{"swagger": "1` + strings.Repeat("x", 1<<20) + `"}`, `unsupported Swagger version "1xxxxx`},
@@ -228,6 +228,10 @@ func TestNotOpenAPI(t *testing.T) {
 			_, err := New(context.Background(), Config{Name: "x", Document: p})
 			if err == nil || !strings.Contains(err.Error(), tt.want) || len(err.Error()) > 4*maxMessage {
 				t.Errorf("err = %.300v (%d bytes), want it to say %q", err, len(fmt.Sprint(err)), tt.want)
+			}
+			// The file is named: a server of several documents says which.
+			if err != nil && !strings.HasPrefix(err.Error(), "the OpenAPI document "+p+": ") {
+				t.Errorf("err = %.300v; want it to name the file %s", err, p)
 			}
 		})
 	}

@@ -37,6 +37,9 @@ type schemaConv struct {
 	// they are ignored but for description and nullable.
 	oas31 bool
 	warn  func(string)
+	// stopped reports that the derivation's context is done (deriver's
+	// stopped); what is left to convert is then {}.
+	stopped func() bool
 	// left is how many bytes the derivation may still write (see
 	// derive's bound); past it, nothing more is copied in place.
 	left int
@@ -70,7 +73,7 @@ func (c *schemaConv) takeRefs() []string {
 
 // schema appends the JSON Schema for n.
 func (c *schemaConv) schema(b []byte, n *value, depth int) []byte {
-	if n == nil || depth > maxSchemaDepth {
+	if n == nil || depth > maxSchemaDepth || c.stopped() {
 		return append(b, "{}"...)
 	}
 	switch n.kind {
@@ -326,6 +329,9 @@ func (c *schemaConv) object(b []byte, n *value, nullable bool, depth int) (_ []b
 			o.key(k)
 			m := obj{b: o.b}
 			for j, pk := range v.keys {
+				if c.stopped() {
+					break
+				}
 				m.key(pk)
 				m.b = c.schema(m.b, &v.items[j], depth+1)
 			}
@@ -346,6 +352,9 @@ func (c *schemaConv) schemaList(o *obj, k string, v *value, depth int) {
 	o.key(k)
 	o.b = append(o.b, '[')
 	for j := range v.items {
+		if c.stopped() {
+			break
+		}
 		if j > 0 {
 			o.b = append(o.b, ',')
 		}

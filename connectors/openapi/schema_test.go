@@ -44,7 +44,7 @@ func TestSchemaConversion(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var warnings []string
 			c := &schemaConv{doc: &root, components: root.get("components").get("schemas"), defsPtr: "/components/schemas/", oas31: tt.oas31,
-				warn: func(w string) { warnings = append(warnings, w) }}
+				warn: func(w string) { warnings = append(warnings, w) }, stopped: func() bool { return false }}
 			n, ok := parseJSON([]byte(tt.in))
 			if !ok {
 				t.Fatal("bad input")
@@ -75,7 +75,7 @@ func TestSchemaPlaces(t *testing.T) {
 	if !ok {
 		t.Fatal("bad test document")
 	}
-	c := &schemaConv{doc: &root, components: root.get("components").get("schemas"), defsPtr: "/components/schemas/", warn: func(w string) { t.Error(w) }}
+	c := &schemaConv{doc: &root, components: root.get("components").get("schemas"), defsPtr: "/components/schemas/", warn: func(w string) { t.Error(w) }, stopped: func() bool { return false }}
 	tests := []struct{ ref, want, name, def string }{
 		{"#/x-a", `{"$ref":"#/components/schemas/x-a"}`, "x-a", `{"type":"object","properties":{"next":{"$ref":"#/components/schemas/x-a"}}}`},
 		{"#/components/schemas/X/properties/y", `{"$ref":"#/components/schemas/X.properties.y"}`, "X.properties.y",

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -66,20 +67,6 @@ func namedURL(raw, what string, local bool) (*url.URL, error) {
 			what, redacted(raw))
 	}
 	return u, err
-}
-
-// namedURLs checks with namedURL each URL of pairs (a URL, then what
-// names it) that is not "".
-func namedURLs(local bool, pairs ...string) error {
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if pairs[i] == "" {
-			continue
-		}
-		if _, err := namedURL(pairs[i], pairs[i+1], local); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // isLoopback reports whether host names this machine.
@@ -203,9 +190,7 @@ func (f *Fetcher) send(ctx context.Context, method, rawURL, where, contentType s
 	if err != nil {
 		return 0, nil, nil, fmt.Errorf("%s: %w", where, err)
 	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
+	maps.Copy(req.Header, header)
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}

@@ -20,12 +20,14 @@ func CheckURL(raw, what string) error {
 // identifier: an absolute https URL (http only to a loopback address)
 // without a query or fragment.
 func CheckIssuer(issuer string) error {
-	_, err := checkIssuer(issuer)
+	_, err := checkIssuer(issuer, true)
 	return err
 }
 
-func checkIssuer(issuer string) (*url.URL, error) {
-	u, err := secureURL(issuer, "the issuer")
+// checkIssuer checks issuer as CheckIssuer does and, when a server that
+// is not on this machine named it (local false), as namedURL does.
+func checkIssuer(issuer string, local bool) (*url.URL, error) {
+	u, err := namedURL(issuer, "the issuer", local)
 	if err == nil && u.RawQuery != "" {
 		err = fmt.Errorf("the issuer %q has a query", clip(issuer))
 	}
@@ -38,21 +40,15 @@ func checkIssuer(issuer string) (*url.URL, error) {
 // issuer itself and that its endpoints are HTTPS, or plain http to
 // loopback when the issuer is itself on this machine.
 func (f *Fetcher) Issuer(ctx context.Context, issuer string) (IssuerMetadata, error) {
-	iu, err := checkIssuer(issuer)
-	if err != nil {
-		return IssuerMetadata{}, err
-	}
-	return f.issuer(ctx, issuer, isLoopback(iu.Hostname()))
+	iu, err := url.Parse(issuer) // (f.issuer checks it all)
+	return f.issuer(ctx, issuer, err == nil && isLoopback(iu.Hostname()))
 }
 
 // issuer is Issuer for an issuer that a server named: plain http, for the
 // issuer and its endpoints, only when that server is on this machine
 // (local: see namedURL).
 func (f *Fetcher) issuer(ctx context.Context, issuer string, local bool) (IssuerMetadata, error) {
-	iu, err := checkIssuer(issuer)
-	if err == nil {
-		iu, err = namedURL(issuer, "the issuer", local)
-	}
+	iu, err := checkIssuer(issuer, local)
 	if err != nil {
 		return IssuerMetadata{}, err
 	}

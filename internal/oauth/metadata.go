@@ -196,9 +196,17 @@ func (f *Fetcher) legacyDiscovery(ctx context.Context, su *url.URL, local bool) 
 // checkURLs refuses endpoints of m that are not HTTPS, or plain http to
 // loopback named by a server on this machine (local: see namedURL).
 func (m *IssuerMetadata) checkURLs(local bool) error {
-	return namedURLs(local, m.AuthorizationEndpoint, "the authorization endpoint", m.TokenEndpoint, "the token endpoint",
-		m.RegistrationEndpoint, "the registration endpoint", m.RevocationEndpoint, "the revocation endpoint",
-		m.JWKSURI, "the jwks_uri", m.IntrospectionEndpoint, "the introspection endpoint")
+	for _, e := range [...]struct{ url, what string }{{m.AuthorizationEndpoint, "the authorization endpoint"}, {m.TokenEndpoint, "the token endpoint"},
+		{m.RegistrationEndpoint, "the registration endpoint"}, {m.RevocationEndpoint, "the revocation endpoint"},
+		{m.JWKSURI, "the jwks_uri"}, {m.IntrospectionEndpoint, "the introspection endpoint"}} {
+		if e.url == "" {
+			continue
+		}
+		if _, err := namedURL(e.url, e.what, local); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pkceOK reports whether the authorization server supports PKCE with S256.

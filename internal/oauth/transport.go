@@ -79,14 +79,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		next, err := s.answered(ctx, resp, tok, sends)
-		switch {
-		case err != nil:
-			discard(resp)
-			return nil, err
-		case next == "":
+		if err == nil && next == "" {
 			return resp, nil
 		}
 		discard(resp)
+		if err != nil {
+			return nil, err
+		}
 		tok = next
 	}
 }

@@ -669,7 +669,7 @@ func TestAClearedTimerDoesNotRun(t *testing.T) {
 	e := newExecutor(t)
 	code := `
 let extra = 0;
-const busy = () => { let x = 0; for (let i = 0; i < 100000; i++) x += i; return x; };
+const busy = () => { let x = 0; for (let i = 0; i < 10000; i++) x += i; return x; };
 for (let k = 0; k < 20; k++) {
   await new Promise(resolve => {
     let calls = 0;
