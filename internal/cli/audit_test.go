@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -323,5 +324,47 @@ func TestExecutionsShowValuesThatAreNotJSON(t *testing.T) {
 	code, out, errs = run(t, "", "executions", "show", o.ExecutionID, "--seq", "1", "--full", "--config", cfg)
 	if err := json.Unmarshal([]byte(out), &call); err != nil || code != cli.ExitOK || call.Result != `{"broken":`+note {
 		t.Errorf("show --seq 1 --full: exit %d, %v, result %q\n%s", code, err, call.Result, errs)
+	}
+}
+
+// approvals list prints a pending call whose stored arguments are not
+// JSON as executions show does, and the other pending calls.
+func TestApprovalsListArgsThatAreNotJSON(t *testing.T) {
+	cfg := notesConfig(t)
+	var ids []string
+	for range 2 {
+		code, out, errs := run(t, "", "run", "--config", cfg, "--code", "async () => notes.createNote({ text: 'x' })")
+		var paused struct{ Status, ExecutionID string }
+		if err := json.Unmarshal([]byte(out), &paused); err != nil || code != cli.ExitOK || paused.Status != "paused" {
+			t.Fatalf("run: %d %s %s", code, out, errs)
+		}
+		ids = append(ids, paused.ExecutionID)
+	}
+	raw, err := sql.Open("sqlite", filepath.Join(filepath.Dir(cfg), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.ExecContext(t.Context(), `UPDATE entries SET args = '{"text":' WHERE execution_id = $1`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "approvals", "list", "--config", cfg)
+	var list struct {
+		Pending []struct {
+			ExecutionID string
+			Args        json.RawMessage
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil || code != cli.ExitOK || len(list.Pending) != 2 {
+		t.Fatalf("approvals list: exit %d, %v\n%s%s", code, err, out, errs)
+	}
+	for _, p := range list.Pending {
+		var args bytes.Buffer
+		if err := json.Compact(&args, p.Args); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]string{true: `"{\"text\": [not JSON in the log: its text is shown]"`, false: `{"text":"x"}`}[p.ExecutionID == ids[0]]; args.String() != want {
+			t.Errorf("the pending call of %s: args %s, want %s", p.ExecutionID, args.String(), want)
+		}
 	}
 }

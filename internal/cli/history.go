@@ -65,6 +65,9 @@ func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger)
 		if p == nil {
 			p = []codemode.PendingAction{}
 		}
+		for i := range p {
+			p[i].Args = shownValue(p[i].Args)
+		}
 		return printJSON(env.Stdout, map[string]any{"pending": p})
 	case "approve":
 		out, err = eng.Approve(ctx, pos[1], nil)
@@ -255,10 +258,10 @@ func shownEntry(id string, c codemode.ClippedEntry) codemode.Entry {
 	return en
 }
 
-// shownValue is v as `executions show` prints it: v itself, or, if it is
-// not JSON (another program's or a hand edit's, in the store), a JSON
-// string of its text saying so, so that one unreadable value does not
-// fail the command and hide the rest of the run.
+// shownValue is v as `executions show` and `approvals list` print it: v
+// itself, or, if it is not JSON (another program's or a hand edit's, in
+// the store), a JSON string of its text saying so, so that one unreadable
+// value does not fail the command and hide the rest.
 func shownValue(v json.RawMessage) json.RawMessage {
 	if len(v) == 0 || json.Valid(v) {
 		return v
