@@ -26,6 +26,11 @@ type LogQuery struct {
 	// longer than Preview characters to its first Preview characters; 0
 	// reads the values whole; negative reads none, only their sizes.
 	Preview int
+	// NoOutput is for a reader of the execution with its log (the
+	// runtime's ExecutionLog): the execution is read without its result
+	// and console output (ExecutionFilter.NoOutput). ClippedEntries reads
+	// no execution.
+	NoOutput bool
 }
 
 // A ClippedEntry is a log entry as Store.ClippedEntries reads it: its
@@ -69,6 +74,13 @@ type ExecutionFilter struct {
 	// StartedBy, CreatedAt and UpdatedAt: not its code, values, logs,
 	// connectors, clock or task (a list polled for what changed).
 	Brief bool
+	// NoOutput reads each execution without its result and console
+	// output (Result, Logs), up to a megabyte each, which only a run's
+	// own page shows (a page of runs, of pending actions).
+	NoOutput bool
+	// ID, when set, keeps only the execution of that id (a read of one
+	// run, Brief or NoOutput).
+	ID string
 }
 
 // An ExecutionKey is where an execution stands in a list, which is

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
@@ -98,6 +99,14 @@ func (s *snippetStore) ListSnippets(context.Context) ([]codemode.Snippet, error)
 	return s.snippets, nil
 }
 
+func (s *snippetStore) SnippetStamps(context.Context) ([]codemode.Snippet, error) {
+	var out []codemode.Snippet
+	for _, sn := range s.snippets {
+		out = append(out, codemode.Snippet{Name: sn.Name, CreatedAt: sn.CreatedAt})
+	}
+	return out, nil
+}
+
 func (s *snippetStore) GetSnippet(_ context.Context, name string) (*codemode.Snippet, error) {
 	for _, sn := range s.snippets {
 		if sn.Name == name {
@@ -125,8 +134,10 @@ func TestSnippetSavedAgainIsSearchedAsSaved(t *testing.T) {
 		}
 		return len(ans.Results) > 0 && ans.Results[0].Path == "snippets.report"
 	}
+	saved := time.Now()
 	save := func(param string) {
-		store.snippets = []codemode.Snippet{{Name: "report", Description: "Weekly report.",
+		saved = saved.Add(time.Second) // (when it was last saved, as the store stamps it)
+		store.snippets = []codemode.Snippet{{Name: "report", Description: "Weekly report.", CreatedAt: saved,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"` + param + `":{"type":"string"}}}`)}}
 	}
 	save("customer")

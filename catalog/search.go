@@ -371,6 +371,9 @@ func routeWords(route string) string {
 // (codemode.Store has it).
 type SnippetStore interface {
 	ListSnippets(ctx context.Context) ([]codemode.Snippet, error)
+	// SnippetStamps lists the snippets by name with only their Name and
+	// CreatedAt (when each was last saved).
+	SnippetStamps(ctx context.Context) ([]codemode.Snippet, error)
 	// GetSnippet returns codemode.ErrNotFound for an unknown name.
 	GetSnippet(ctx context.Context, name string) (*codemode.Snippet, error)
 }
@@ -417,31 +420,42 @@ func (s *Snippets) Get(ctx context.Context, name string) (*codemode.Snippet, err
 // neither they nor the catalog's index does (an index's statistics and
 // meanings are made once, not per query).
 type snippetIndex struct {
-	key  string // what the segment indexes: the snippets' names, descriptions and input schemas
+	key  string // the snippets' names and when each was last saved (stampsKey)
 	seg  *search.Segment[*SearchResult]
 	base *searchIndex // the catalog's index
 	ix   *searchIndex // base with seg
 }
 
 // index returns base with the segment of the saved snippets (base when
-// there are none), reusing the last one made while nothing changed.
+// there are none), reusing the last one made while nothing changed. What
+// changed is told by the snippets' stamps (their names and when each was
+// last saved), which do not read their code: the snippets are read whole
+// only to make a new segment.
 func (sns *Snippets) index(ctx context.Context, base *searchIndex) (*searchIndex, error) {
-	snips, err := sns.store.ListSnippets(ctx)
+	stamps, err := sns.store.SnippetStamps(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list snippets: %w", err)
 	}
-	if len(snips) == 0 {
+	if len(stamps) == 0 {
 		return base, nil
 	}
-	var key strings.Builder
-	for _, sn := range snips {
-		fmt.Fprintf(&key, "%s\x00%s\x00%s\x00", sn.Name, sn.Description, sn.InputSchema)
-	}
+	key := stampsKey(stamps)
 	cur := sns.last.Load()
-	if cur != nil && cur.key == key.String() && cur.base == base {
+	if cur != nil && cur.key == key && cur.base == base {
 		return cur.ix, nil
 	}
-	if cur == nil || cur.key != key.String() {
+	if cur == nil || cur.key != key {
+		snips, err := sns.store.ListSnippets(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list snippets: %w", err)
+		}
+		if len(snips) == 0 { // (deleted meanwhile)
+			return base, nil
+		}
+		// (The segment is keyed by the stamps read before: one saved
+		// meanwhile is indexed again at the next search, and a snippet
+		// the store lists stamped but cannot read does not make every
+		// search read them all.)
 		docs := make([]search.Doc[*SearchResult], 0, len(snips))
 		for _, sn := range snips {
 			var d search.Doc[*SearchResult]
@@ -454,11 +468,21 @@ func (sns *Snippets) index(ctx context.Context, base *searchIndex) (*searchIndex
 			d.Fields[search.Container] = "snippet"
 			docs = append(docs, d)
 		}
-		cur = &snippetIndex{key: key.String(), seg: search.NewSegment(docs)}
+		cur = &snippetIndex{key: key, seg: search.NewSegment(docs)}
 	}
 	next := &snippetIndex{key: cur.key, seg: cur.seg, base: base, ix: base.With(snippetsSegment, cur.seg)}
 	sns.last.Store(next)
 	return next.ix, nil
+}
+
+// stampsKey names the snippets' state by their names and when each was
+// last saved.
+func stampsKey(snips []codemode.Snippet) string {
+	var key strings.Builder
+	for _, sn := range snips {
+		fmt.Fprintf(&key, "%s\x00%d\x00", sn.Name, sn.CreatedAt.UnixNano())
+	}
+	return key.String()
 }
 
 // snippetsSegment names the snippets' segment; connector names cannot

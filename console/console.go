@@ -61,6 +61,9 @@ type Engine interface {
 	ExecutionLog(ctx context.Context, id string, q codemode.LogQuery) (*codemode.Execution, []codemode.ClippedEntry, error)
 	// Snippets lists the saved snippets by name.
 	Snippets(ctx context.Context) ([]codemode.Snippet, error)
+	// Snippet returns the saved snippet called name;
+	// codemode.ErrUnknownSnippet if there is none.
+	Snippet(ctx context.Context, name string) (*codemode.Snippet, error)
 	// SnippetStamps lists the saved snippets by name with only their
 	// Name and CreatedAt (when each was last saved).
 	SnippetStamps(ctx context.Context) ([]codemode.Snippet, error)

@@ -151,11 +151,12 @@ func (c *Console) failed(w http.ResponseWriter, r *http.Request, what string, er
 // readRun reads run id and lays it out (newRunView): every entry without
 // its values, the pending actions whole (a decision carries their
 // digest), and page n of its calls (from 1; 0: none; none past the last),
-// calls.Limit a page, values cut to calls.Preview. A run with a long log
-// is never read whole: what a page shows is bounded by its number of
-// calls and the preview.
+// calls.Limit a page, values cut to calls.Preview; with calls.NoOutput,
+// without the run's result and console output (a page of runs shows
+// neither). A run with a long log is never read whole: what a page shows
+// is bounded by its number of calls and the preview.
 func (c *Console) readRun(ctx context.Context, id string, n int, calls codemode.LogQuery) (*runView, error) {
-	e, heads, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{Preview: -1})
+	e, heads, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{Preview: -1, NoOutput: calls.NoOutput})
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +167,7 @@ func (c *Console) readRun(ctx context.Context, id string, n int, calls codemode.
 			if !h.State.AwaitsPerson() {
 				continue
 			}
-			_, one, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{After: h.Seq - 1, Limit: 1})
+			_, one, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{After: h.Seq - 1, Limit: 1, NoOutput: true})
 			if err != nil {
 				return nil, err
 			}
@@ -181,6 +182,7 @@ func (c *Console) readRun(ctx context.Context, id string, n int, calls codemode.
 		if from > 0 { // page n holds calls from+1 on, read by seq from the heads
 			calls.After = heads[from-1].Seq
 		}
+		calls.NoOutput = true // (the run is read above)
 		if _, page, err = c.eng.ExecutionLog(ctx, id, calls); err != nil {
 			return nil, err
 		}
@@ -235,7 +237,7 @@ func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.Reverse(paused) // listed newest first
 	p.More = max(len(paused)-maxPendingRuns, 0)
-	runs, err := c.runViews(ctx, paused[:len(paused)-p.More], 0, codemode.LogQuery{Preview: previewChars})
+	runs, err := c.runViews(ctx, paused[:len(paused)-p.More], 0, codemode.LogQuery{Preview: previewChars, NoOutput: true})
 	if err != nil {
 		c.failed(w, r, "reading a run", err)
 		return
@@ -299,7 +301,7 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 		c.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("limit %s: want a number from 1 to %d", short.Quote(q.Get("limit")), maxRuns))
 		return
 	}
-	f := codemode.ExecutionFilter{Limit: cmp.Or(n, defaultRuns)}
+	f := codemode.ExecutionFilter{Limit: cmp.Or(n, defaultRuns), Brief: true} // (readRun reads each)
 	if p.Filter != "" {
 		st, err := codemode.ParseExecStatus(p.Filter)
 		if err != nil {
@@ -313,7 +315,7 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 		c.failed(w, r, "listing runs", err)
 		return
 	}
-	if p.Runs, err = c.runViews(ctx, list, 1, codemode.LogQuery{Limit: listCalls, Preview: listPreviewChars}); err != nil {
+	if p.Runs, err = c.runViews(ctx, list, 1, codemode.LogQuery{Limit: listCalls, Preview: listPreviewChars, NoOutput: true}); err != nil {
 		c.failed(w, r, "reading a run", err)
 		return
 	}
@@ -420,7 +422,7 @@ func (c *Console) value(ctx context.Context, id string, seq int, part string) ([
 		}
 		return v, e.ID + "-" + part, nil
 	}
-	e, log, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{After: seq - 1, Limit: 1})
+	e, log, err := c.eng.ExecutionLog(ctx, id, codemode.LogQuery{After: seq - 1, Limit: 1, NoOutput: true})
 	if err != nil || len(log) == 0 || log[0].Seq != seq {
 		return nil, "", err
 	}
@@ -480,18 +482,17 @@ func (c *Console) snippetsPage(w http.ResponseWriter, r *http.Request) {
 
 // snippetCode downloads a snippet's code whole.
 func (c *Console) snippetCode(w http.ResponseWriter, r *http.Request) {
-	list, err := c.eng.Snippets(r.Context())
-	if err != nil {
-		c.failed(w, r, "listing snippets", err)
-		return
-	}
 	name := r.PathValue("name")
-	i := slices.IndexFunc(list, func(s codemode.Snippet) bool { return s.Name == name })
-	if i < 0 {
+	s, err := c.eng.Snippet(r.Context(), name)
+	switch {
+	case errors.Is(err, codemode.ErrUnknownSnippet):
 		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("There is no snippet %s (it may have been deleted).", short.Quote(name)))
 		return
+	case err != nil:
+		c.failed(w, r, "reading a snippet", err)
+		return
 	}
-	download(w, []byte(list[i].Code), name+".js", "text/plain; charset=utf-8")
+	download(w, []byte(s.Code), name+".js", "text/plain; charset=utf-8")
 }
 
 // review decides about a paused run's pending actions as the form showed

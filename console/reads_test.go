@@ -86,3 +86,52 @@ func TestThePendingListReadsOnlyTheRunsItShows(t *testing.T) {
 			more, size, n-shown, shown, n, more*size/10)
 	}
 }
+
+// The pending actions and the runs read of each run what they show, not
+// its console output or result: 10 runs that each printed 512 kB (and
+// returned 256 kB, those completed) make each page allocate far less than
+// that (each was read whole, the runs page twice).
+func TestRunPagesReadNoOutput(t *testing.T) {
+	e := newEnv(t, token)
+	b := e.browser()
+	b.login(token)
+	const runs, size = 10, 512 << 10
+	printed := fmt.Sprintf(`console.log("o".repeat(%d));`, size-8)
+	for range runs {
+		e.run(`async () => { `+printed+` return notes.createNote({ text: "later" }) }`, codemode.StatusPaused)
+		e.run(`async () => { `+printed+` return "r".repeat(`+fmt.Sprint(size/2)+`) }`, codemode.StatusCompleted)
+	}
+	for _, path := range []string{"/", "/runs?limit=20"} {
+		b.get(path)
+		n, p := b.allocated(path)
+		if p.status != http.StatusOK || strings.Count(p.body, "later") < runs {
+			t.Fatalf("GET %s: %d, want the %d paused runs:\n%.2000s", path, p.status, runs, p.body)
+		}
+		if n > runs*size/2 {
+			t.Errorf("GET %s of %d runs that each printed %d bytes allocated %d bytes, want at most %d", path, runs, size, n, runs*size/2)
+		}
+	}
+}
+
+// A snippet's code is downloaded reading that snippet, not every one: 80
+// snippets of 128 kB programs (10 MB) make a download allocate far less.
+func TestASnippetsCodeIsReadAlone(t *testing.T) {
+	e := newEnv(t, token)
+	const snippets, size = 80, 128 << 10
+	id := e.run(`async () => 1 // `+strings.Repeat("p", size), codemode.StatusCompleted)
+	for i := range snippets {
+		if _, err := e.rt.SaveSnippet(e.ctx, fmt.Sprint("s", i), id, "", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := e.browser()
+	b.login(token)
+	b.get("/snippets/s7/code")
+	n, p := b.allocated("/snippets/s7/code")
+	if p.status != http.StatusOK || len(p.body) != size+17 {
+		t.Fatalf("GET /snippets/s7/code: %d, %d bytes; want its %d", p.status, len(p.body), size+17)
+	}
+	if n > snippets*size/5 {
+		t.Errorf("a download among %d snippets of %d-byte programs allocated %d bytes, want at most %d", snippets, size, n, snippets*size/5)
+	}
+}

@@ -185,6 +185,39 @@ func TestPendingOfEveryRunReadsNoPrograms(t *testing.T) {
 	}
 }
 
+// Pending reads of each paused run the entries that await a person, not
+// its whole log: 3 paused runs that each logged 8 steps of 512 kB results
+// (12 MB) make Pending("") and Pending(id) allocate far less than that.
+func TestPendingReadsNotTheWholeLog(t *testing.T) {
+	e := newEnv(t, setup{})
+	const runs, steps, size = 3, 8, 512 << 10
+	var ids []string
+	for i := range runs {
+		o := e.run(fmt.Sprintf(`async () => {
+			for (let i = 0; i < %d; i++) await codemode.step("s" + i, async () => "r".repeat(%d));
+			await kv.put({ key: "k%d", value: "v" });
+		}`, steps, size-16, i), nil)
+		mustStatus(t, o, codemode.StatusPaused)
+		ids = append(ids, o.ExecutionID)
+	}
+	for _, id := range []string{"", ids[1]} {
+		var m0, m1 goruntime.MemStats
+		goruntime.ReadMemStats(&m0)
+		got, err := e.rt.Pending(e.ctx, id)
+		goruntime.ReadMemStats(&m1)
+		want := runs
+		if id != "" {
+			want = 1
+		}
+		if err != nil || len(got) != want || got[0].Seq != steps+1 || string(got[0].Args) == "" {
+			t.Fatalf("Pending(%q) = %+v, %v; want %d actions, each call %d", id, got, err, want, steps+1)
+		}
+		if n, bound := m1.TotalAlloc-m0.TotalAlloc, uint64(want*steps*size/10); n > bound {
+			t.Errorf("Pending(%q) of %d paused runs, each with %d steps of %d bytes logged, allocated %d bytes, want at most %d", id, want, steps, size, n, bound)
+		}
+	}
+}
+
 // The process that paused is gone: a new one on the same database approves
 // and the run completes with every side effect exactly once.
 func TestApproveInANewProcess(t *testing.T) {

@@ -455,23 +455,31 @@ func (r *Runtime) housekeeping(ctx context.Context) {
 	if r.opts.PausedTTL <= 0 {
 		return
 	}
-	paused, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
+	// Brief: when each was last updated is what its expiry needs; a run that
+	// expires is read whole, which its end writes back (endIdle).
+	paused, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused, Brief: true})
 	if err != nil {
 		r.log.WarnContext(ctx, "listing paused executions for expiry failed", "err", err)
 		return
 	}
 	now := r.now()
-	for _, e := range paused {
-		if !r.expired(e.UpdatedAt, now) {
+	for _, b := range paused {
+		if !r.expired(b.UpdatedAt, now) {
 			continue
 		}
-		err := r.expire(ctx, e)
+		e, err := r.store.GetExecution(ctx, b.ID)
+		if err == nil && (e.Status != codemode.StatusPaused || !r.expired(e.UpdatedAt, now)) {
+			continue // decided meanwhile
+		}
+		if err == nil {
+			err = r.expire(ctx, e)
+		}
 		switch {
-		case errors.Is(err, codemode.ErrConflict): // decided meanwhile
+		case errors.Is(err, codemode.ErrConflict), errors.Is(err, codemode.ErrNotFound): // decided or deleted meanwhile
 		case err != nil:
-			r.log.WarnContext(ctx, "expiring a paused execution failed", "execution", e.ID, "err", err)
+			r.log.WarnContext(ctx, "expiring a paused execution failed", "execution", b.ID, "err", err)
 		default:
-			r.log.InfoContext(ctx, "paused execution expired", "execution", e.ID)
+			r.log.InfoContext(ctx, "paused execution expired", "execution", b.ID)
 		}
 	}
 }

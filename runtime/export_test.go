@@ -98,3 +98,7 @@ func (r *Runtime) Execution(ctx context.Context, id string) (*codemode.Execution
 
 // URL is the page the person opens in their browser to sign in.
 func (b *BackgroundSignIn) URL() string { return b.url }
+
+// TaskPoll reads the tasks of run id's waiting calls once, as its waiter
+// does at every poll, and returns when to read them again.
+func TaskPoll(ctx context.Context, r *Runtime, id string) time.Duration { return r.taskPoll(ctx, id) }

@@ -76,8 +76,14 @@ func (r *Runtime) Executions(ctx context.Context, f codemode.ExecutionFilter) ([
 // ExecutionLog returns one execution and the part of its log q selects,
 // values longer than q.Preview cut (codemode.ClippedEntry): a surface
 // reads a long log a page at a time, and a value whole only when asked.
+// With q.NoOutput the execution is read without its result and console
+// output.
 func (r *Runtime) ExecutionLog(ctx context.Context, id string, q codemode.LogQuery) (*codemode.Execution, []codemode.ClippedEntry, error) {
-	e, err := r.seen(ctx, id, ownRun)
+	get := r.getExecution
+	if q.NoOutput {
+		get = r.getWithoutOutput
+	}
+	e, err := r.seenBy(ctx, id, ownRun, get)
 	if err != nil {
 		return nil, nil, err
 	}

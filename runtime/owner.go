@@ -245,11 +245,12 @@ func (r *Runtime) recoverOrphans(ctx context.Context) {
 	now := r.now()
 	claimed := map[string]bool{}
 	for _, st := range []codemode.ExecStatus{codemode.StatusRunning, codemode.StatusRollingBack, codemode.StatusWaiting} {
-		// Brief: what recovery decides from is the owner and the times,
-		// not the code, values or logs (tens of MiB) of every claimed run
-		// at every heartbeat; nor does a broken value keep a run of a
-		// dead owner from recovery.
-		runs, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: st, Brief: true})
+		// Without their output (up to a megabyte each, at every
+		// heartbeat): recovery decides on the owner and when each run
+		// last changed, and ends one without writing it back
+		// (endRecovered). (Not Brief: a run whose values cannot be
+		// decoded stays left out, as every list leaves it.)
+		runs, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{Status: st, NoOutput: true})
 		if err != nil {
 			r.log.WarnContext(ctx, "recovery: listing runs failed", "status", st, "err", err)
 			continue

@@ -453,11 +453,33 @@ func (r *Runtime) outcome(ctx context.Context, e *codemode.Execution) (codemode.
 	return r.scrubOutcome(o), nil
 }
 
-// pendingOf lists the pending actions of one execution in seq order.
+// pendingOf lists the pending actions of one execution in seq order. It
+// reads the log without its values, then whole only the entries that
+// await a person, each run of them in one read: a paused run's log may
+// hold megabytes of results before the few calls it awaits.
 func (r *Runtime) pendingOf(ctx context.Context, id string) ([]codemode.PendingAction, error) {
-	log, err := r.store.Entries(ctx, id)
+	heads, err := r.store.ClippedEntries(ctx, id, codemode.LogQuery{Preview: -1})
 	if err != nil {
 		return nil, fmt.Errorf("load log of %s: %w", id, err)
 	}
-	return codemode.PendingActions(id, log), nil
+	var awaiting []codemode.Entry
+	for i := 0; i < len(heads); {
+		if !heads[i].State.AwaitsPerson() {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(heads) && heads[j].State.AwaitsPerson() {
+			j++
+		}
+		whole, err := r.store.ClippedEntries(ctx, id, codemode.LogQuery{After: heads[i].Seq - 1, Limit: j - i})
+		if err != nil {
+			return nil, fmt.Errorf("load log of %s: %w", id, err)
+		}
+		for _, en := range whole { // (PendingActions leaves out one decided meanwhile)
+			awaiting = append(awaiting, en.Entry)
+		}
+		i = j
+	}
+	return codemode.PendingActions(id, awaiting), nil
 }

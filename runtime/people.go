@@ -68,7 +68,12 @@ func (r *Runtime) shown(ctx context.Context, e *codemode.Execution, out codemode
 // refusal under an issuer is audited, for a hidden run as for a missing
 // one (the same answer either way).
 func (r *Runtime) seen(ctx context.Context, id string, a access) (*codemode.Execution, error) {
-	e, err := r.getExecution(ctx, id)
+	return r.seenBy(ctx, id, a, r.getExecution)
+}
+
+// seenBy is seen, reading the run with get.
+func (r *Runtime) seenBy(ctx context.Context, id string, a access, get func(context.Context, string) (*codemode.Execution, error)) (*codemode.Execution, error) {
+	e, err := get(ctx, id)
 	if err == nil {
 		err = r.visible(ctx, e, a)
 	}

@@ -2,6 +2,8 @@ package runtime_test
 
 import (
 	"errors"
+	"fmt"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -253,5 +255,38 @@ func TestDeleteExecution(t *testing.T) {
 	}
 	if _, ok := e.kv.get("a"); !ok {
 		t.Error("deleting an execution reverted its effects")
+	}
+}
+
+// The housekeeping an Execute does reads of the paused runs what their
+// expiry needs, and an expiring run whole: 10 paused runs that each
+// printed 512 kB (5 MB) make an Execute that does it allocate far less
+// than that. A run that expires keeps its console output.
+func TestHousekeepingReadsNotThePausedRunsOutput(t *testing.T) {
+	clk := fixture.NewClock()
+	e := newEnv(t, setup{ttl: 24 * time.Hour, hkEvery: -1, clock: clk})
+	old := e.run(`async () => { console.log("kept"); await kv.put({ key: "old", value: "v" }) }`, nil)
+	mustStatus(t, old, codemode.StatusPaused)
+	const runs, size = 10, 512 << 10
+	for i := range runs {
+		o := e.run(fmt.Sprintf(`async () => { console.log("o".repeat(%d)); await kv.put({ key: "k%d", value: "v" }) }`, size-8, i), nil)
+		mustStatus(t, o, codemode.StatusPaused)
+	}
+	e.run(`async () => 1`, nil)
+	var m0, m1 goruntime.MemStats
+	goruntime.ReadMemStats(&m0)
+	mustStatus(t, e.run(`async () => 1`, nil), codemode.StatusCompleted)
+	goruntime.ReadMemStats(&m1)
+	if n := m1.TotalAlloc - m0.TotalAlloc; n > runs*size/10 {
+		t.Errorf("an Execute that did the housekeeping among %d paused runs that printed %d bytes each allocated %d bytes, want at most %d", runs, size, n, runs*size/10)
+	}
+	clk.Advance(24*time.Hour + time.Second)
+	mustStatus(t, e.run(`async () => 1`, nil), codemode.StatusCompleted)
+	x, _, err := e.rt.Execution(e.ctx, old.ExecutionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Status != codemode.StatusRejected || len(x.Logs) != 1 || x.Logs[0] != "kept" {
+		t.Errorf("the expired run: status %s, logs %q; want rejected, its output kept", x.Status, x.Logs)
 	}
 }

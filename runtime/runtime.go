@@ -253,3 +253,20 @@ func (r *Runtime) getExecution(ctx context.Context, id string) (*codemode.Execut
 	}
 	return e, nil
 }
+
+// getWithoutOutput is getExecution without the run's result and console
+// output (ExecutionFilter.NoOutput). A run the store cannot read is
+// unknown (the list leaves it out, logged).
+func (r *Runtime) getWithoutOutput(ctx context.Context, id string) (*codemode.Execution, error) {
+	if len(id) > maxExecutionID {
+		return nil, unknownExecution(id)
+	}
+	list, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{ID: id, NoOutput: true})
+	if err != nil {
+		return nil, fmt.Errorf("load execution %s: %w", id, err)
+	}
+	if len(list) == 0 {
+		return nil, unknownExecution(id)
+	}
+	return list[0], nil
+}

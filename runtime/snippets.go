@@ -39,6 +39,19 @@ func (r *Runtime) Snippets(ctx context.Context) ([]codemode.Snippet, error) {
 	return list, nil
 }
 
+// Snippet returns the saved snippet called name; ErrUnknownSnippet if
+// there is none.
+func (r *Runtime) Snippet(ctx context.Context, name string) (*codemode.Snippet, error) {
+	s, err := r.snippets.Get(ctx, name)
+	if errors.Is(err, codemode.ErrNotFound) {
+		return nil, refusal(codemode.ErrUnknownSnippet, "unknown snippet %q", short.Clip(name, catalog.MaxSnippetName))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load snippet %s: %w", short.Clip(name, catalog.MaxSnippetName), err)
+	}
+	return s, nil
+}
+
 // SnippetStamps lists saved snippets by name, with only their names and
 // when each was last saved (codemode.Store.SnippetStamps).
 func (r *Runtime) SnippetStamps(ctx context.Context) ([]codemode.Snippet, error) {

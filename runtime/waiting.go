@@ -222,12 +222,13 @@ func (r *Runtime) waitFor(ctx context.Context, id string) {
 // cancelling one that has ended, or that a source does not know, is
 // harmless.
 func (r *Runtime) cancelTasksOf(ctx context.Context, id string) {
-	log, err := r.store.Entries(ctx, id)
+	heads, err := r.store.ClippedEntries(ctx, id, codemode.LogQuery{Preview: -1}) // (no values: the states and task ids)
 	if err != nil {
 		r.log.WarnContext(ctx, "could not load the log to cancel the tasks of an ended run", "execution", id, "err", err)
 		return
 	}
-	for _, en := range log {
+	for _, h := range heads {
+		en := h.Entry
 		if tk := r.taskerOf(en); tk != nil && en.Task != "" && (en.State == codemode.EntryWaiting || en.State == codemode.EntryError) {
 			r.cancelTask(ctx, tk, en, en.Task)
 		}
@@ -238,14 +239,15 @@ func (r *Runtime) cancelTasksOf(ctx context.Context, id string) {
 // returns when to read them again: 0 once every task has ended or can no
 // longer be read (which the replay records).
 func (r *Runtime) taskPoll(ctx context.Context, id string) (poll time.Duration) {
-	log, err := r.store.Entries(ctx, id)
+	heads, err := r.store.ClippedEntries(ctx, id, codemode.LogQuery{Preview: -1}) // (no values: the states and task ids)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.log.WarnContext(ctx, "reading a waiting run's log failed; trying again", "execution", id, "err", err)
 		}
 		return defaultTaskPoll
 	}
-	for _, en := range log {
+	for _, h := range heads {
+		en := h.Entry
 		if en.State != codemode.EntryWaiting {
 			continue
 		}

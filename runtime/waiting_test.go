@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/internal/fixture"
 	"github.com/codemode-mcp/codemode-mcp/policy"
+	"github.com/codemode-mcp/codemode-mcp/runtime"
 	"github.com/codemode-mcp/codemode-mcp/sandbox"
 )
 
@@ -401,5 +403,26 @@ func TestAnApproverWaitsForTheTasksOfAnothersRun(t *testing.T) {
 		if rec.Action == codemode.AuditView {
 			t.Errorf("audit: %+v; the approver did not ask to see the run", rec)
 		}
+	}
+}
+
+// A waiting run's waiter reads, at every poll, the calls that wait for a
+// task, not its whole log: a run that logged 8 steps of 512 kB results
+// (4 MB) before its call waits makes one poll allocate far less.
+func TestAPollOfTheTasksReadsNotTheWholeLog(t *testing.T) {
+	e := newEnv(t, setup{mcp: true, fxTasks: true})
+	const steps, size = 8, 512 << 10
+	o := e.start(fmt.Sprintf(`for (let i = 0; i < %d; i++) await codemode.step("s" + i, async () => "r".repeat(%d));
+		return await fx.task_counter({ name: "long", ms: 60000 })`, steps, size-16))
+	e.await(o.ExecutionID, waiting)
+	var m0, m1 goruntime.MemStats
+	goruntime.ReadMemStats(&m0)
+	next := runtime.TaskPoll(e.ctx, e.rt, o.ExecutionID)
+	goruntime.ReadMemStats(&m1)
+	if next == 0 {
+		t.Fatal("the poll found no task still running")
+	}
+	if n := m1.TotalAlloc - m0.TotalAlloc; n > steps*size/10 {
+		t.Errorf("a poll of a waiting run with %d steps of %d bytes logged allocated %d bytes, want at most %d", steps, size, n, steps*size/10)
 	}
 }

@@ -54,42 +54,44 @@ type rpcRequest struct {
 // when something first asks for them, and once: most requests need
 // nothing read (a call on a live session without an issuer).
 type rpcBody struct {
-	raw    []byte
-	read   bool
-	msgs   []rpcRequest // one, or a batch; one that does not parse is left out: mcp-go answers it with a parse error
-	single *rpcRequest  // the one message of a body that is not a batch
+	raw  []byte
+	read bool
+	msg  *rpcRequest // its one message (its first JSON value); nil when it does not parse (mcp-go answers it with a parse error) or is a batch
+	// batch: b is a JSON array (or looks like one), which mcp-go refuses
+	// whole (a parse error), so its messages are not read: 4 MiB of
+	// [{},{},…] decoded would take 1 GiB.
+	batch bool
 }
 
-// messages returns the messages of b (nil: none) and its single one (nil:
-// a batch, or none).
-func (b *rpcBody) messages() ([]rpcRequest, *rpcRequest) {
+// message returns the message of b (nil: none, or a batch).
+func (b *rpcBody) message() *rpcRequest {
 	if b == nil {
-		return nil, nil
+		return nil
 	}
 	if !b.read {
 		b.read = true
 		var m rpcRequest
 		if t := bytes.TrimSpace(b.raw); len(t) > 0 && t[0] == '[' {
-			_ = json.Unmarshal(t, &b.msgs)
-		} else if json.Unmarshal(t, &m) == nil {
-			b.msgs = []rpcRequest{m}
-			b.single = &b.msgs[0]
-		}
-		for i := range b.msgs {
-			_ = json.Unmarshal(b.msgs[i].Params, &b.msgs[i].head) // params that do not decode: the methods say so
+			b.batch = true
+		} else if json.Unmarshal(t, &m) == nil || json.NewDecoder(bytes.NewReader(t)).Decode(&m) == nil {
+			// (What follows the first JSON value is no reason to leave it
+			// unread: mcp-go's SSE transport reads that one and ignores it.)
+			_ = json.Unmarshal(m.Params, &m.head) // params that do not decode: the methods say so
+			b.msg = &m
 		}
 	}
-	return b.msgs, b.single
+	return b.msg
 }
 
 // answered reports whether mcp-go answers b with one response: a request
 // (an id and a method) or a batch (refused), not a notification nor a
 // response. A body that does not parse is answered on the HTTP response,
-// if at all, and is not counted.
+// if at all, and is not counted (a batch is, all the same: one counted
+// too many only makes its own client wait).
 func (b *rpcBody) answered() bool {
-	msgs, c := b.messages()
+	c := b.message()
 	if c == nil {
-		return len(msgs) > 0
+		return b.batch
 	}
 	return len(c.ID) > 0 && string(c.ID) != "null" && c.Method != ""
 }
@@ -100,10 +102,10 @@ func (b *rpcBody) answered() bool {
 // (2025-11-25) or from a client that declares the tasks extension
 // (2026-07-28).
 func (b *rpcBody) frontRequest() *rpcRequest {
-	if b == nil || !bytes.Contains(b.raw, []byte("task")) { // cheap: every request the front answers says it
+	if b == nil || !maySay(b.raw, "task") { // cheap: every request the front answers says it
 		return nil
 	}
-	_, c := b.messages()
+	c := b.message()
 	if c == nil || len(c.ID) == 0 || string(c.ID) == "null" {
 		return nil // not one request: mcp-go answers what it is
 	}
@@ -125,6 +127,42 @@ func (b *rpcBody) frontRequest() *rpcRequest {
 		}
 	}
 	return nil
+}
+
+// maySay reports whether JSON text raw may say word (lower-case ASCII
+// letters) once decoded as encoding/json, and so mcp-go, decodes it: as
+// such, in another case (a key matches its field in any case, ſ for s and
+// the Kelvin sign for k among them), or spelt with escapes (t\u0061sk).
+// It reads raw without parsing it, so that most requests go on to mcp-go
+// unparsed; an escape of anything but a letter (\n, \u003e) is no
+// reason to parse.
+func maySay(raw []byte, word string) bool {
+	if bytes.Contains(raw, []byte("ſ")) || bytes.Contains(raw, []byte("\u212a")) {
+		return true
+	}
+	// Where raw has the word's first letter, in either case, or a backslash.
+	for _, c := range []byte{word[0], word[0] - 'a' + 'A', '\\'} {
+		for rest := raw; len(rest) > 0; rest = rest[1:] {
+			i := bytes.IndexByte(rest, c)
+			if i < 0 {
+				break
+			}
+			rest = rest[i:]
+			if c != '\\' && len(rest) >= len(word) && bytes.EqualFold(rest[:len(word)], []byte(word)) {
+				return true
+			}
+			if c == '\\' && len(rest) >= 6 && rest[1] == 'u' && letterEscape(rest[2:6]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// letterEscape reports whether the hex digits of a \u escape are those
+// of a letter: an ASCII one, ſ or K.
+func letterEscape(h []byte) bool {
+	return h[0] == '0' && h[1] == '0' && '4' <= h[2] && h[2] <= '7' || bytes.EqualFold(h, []byte("017f")) || bytes.EqualFold(h, []byte("212a"))
 }
 
 // rpcError is a JSON-RPC error the front answers with.
@@ -174,6 +212,10 @@ type taskFront struct {
 	mu      sync.Mutex // held by stop while it cancels, and by spawn
 	wg      sync.WaitGroup
 	partial partialAnswers
+	// inflight holds the front's own requests in progress, by
+	// requestKey, as a *context.CancelCauseFunc that ends one when its
+	// client cancels it (track).
+	inflight sync.Map
 	// following holds a token per live follower: at most maxFollowers
 	// goroutines, however many tasks the clients start.
 	following chan struct{}
@@ -234,6 +276,71 @@ func (f *taskFront) answer(ctx context.Context, sess mcpserver.ClientSession, c 
 		b, _ = json.Marshal(rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: c.ID, Error: &rpcError{Code: mcp.INTERNAL_ERROR, Message: "internal error: the answer could not be encoded"}})
 	}
 	return b
+}
+
+// requestKey is a request of a session as notifications/cancelled names
+// it: the session's id and the request's id, decoded and encoded again
+// (so that 1 and 1.0 are one id, as mcp-go takes them).
+type requestKey struct{ session, id string }
+
+func keyOf(session string, id json.RawMessage) requestKey {
+	var v any
+	if json.Unmarshal(id, &v) == nil {
+		id, _ = json.Marshal(v)
+	}
+	return requestKey{session, string(id)}
+}
+
+// errCancelledByClient ends a request its client cancelled.
+var errCancelledByClient = errors.New("cancelled by the client (notifications/cancelled)")
+
+// track returns ctx for the front's request id of session (""; none,
+// whose requests are not tracked), ended when the client cancels it
+// (cancelRequest), and the func to call once the request has its answer,
+// which reports whether the client cancelled it: the answer is then not
+// written, as the specification asks. A request whose id is already in
+// progress in its session cannot be cancelled.
+func (f *taskFront) track(ctx context.Context, session string, id json.RawMessage) (context.Context, func() (cancelled bool)) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	untracked := func() bool { cancel(nil); return false }
+	if session == "" {
+		return ctx, untracked
+	}
+	key, entry := keyOf(session, id), &cancel
+	if _, dup := f.inflight.LoadOrStore(key, entry); dup {
+		return ctx, untracked
+	}
+	return ctx, func() bool {
+		f.inflight.CompareAndDelete(key, entry)
+		cancelled := context.Cause(ctx) == errCancelledByClient
+		cancel(nil)
+		return cancelled
+	}
+}
+
+// cancelRequest ends the front's request in progress that c, a
+// notifications/cancelled of session, names, if there is one.
+func (f *taskFront) cancelRequest(session string, c *rpcRequest) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if session == "" || json.Unmarshal(c.Params, &p) != nil {
+		return
+	}
+	if v, ok := f.inflight.LoadAndDelete(keyOf(session, p.RequestID)); ok {
+		(*v.(*context.CancelCauseFunc))(errCancelledByClient)
+	}
+}
+
+// cancellation returns b if it is a notifications/cancelled, or nil.
+func (b *rpcBody) cancellation() *rpcRequest {
+	if b == nil || !maySay(b.raw, "cancelled") {
+		return nil
+	}
+	if c := b.message(); c != nil && c.Method == mcp.MethodNotificationCancelled && (len(c.ID) == 0 || string(c.ID) == "null") {
+		return c
+	}
+	return nil
 }
 
 // taskParams are the params of the requests the front answers: the task
@@ -572,6 +679,10 @@ type stdioFront struct {
 	rest []byte // what is left of the line being handed to mcp-go
 }
 
+// stdioSession is the session of the front's requests on stdio, which
+// has one (track).
+const stdioSession = "stdio"
+
 func (r *stdioFront) Read(p []byte) (int, error) {
 	for len(r.rest) == 0 {
 		if err := r.f.ctx.Err(); err != nil {
@@ -580,10 +691,19 @@ func (r *stdioFront) Read(p []byte) (int, error) {
 		line, err := r.readLine()
 		body := &rpcBody{raw: line}
 		if c := body.frontRequest(); c != nil {
-			r.serve(func() []byte { return r.f.answer(r.f.ctx, r.sess, c) })
+			ctx, done := r.f.track(r.f.ctx, stdioSession, c.ID)
+			r.serve(func() []byte {
+				if b := r.f.answer(ctx, r.sess, c); !done() {
+					return b
+				}
+				return nil // cancelled: no answer
+			})
 		} else if c := request(body); c != nil {
 			r.serve(func() []byte { return r.handle(c.ID, line) })
 		} else {
+			if c := body.cancellation(); c != nil {
+				r.f.cancelRequest(stdioSession, c) // (mcp-go cancels its own requests)
+			}
 			r.rest = line
 		}
 		if err != nil {
@@ -626,7 +746,7 @@ func (r *stdioFront) serve(answer func() []byte) {
 // is one all the same. Notifications, responses and batches are left to
 // mcp-go's read loop, which answers each before it reads the next line.
 func request(b *rpcBody) *rpcRequest {
-	if _, c := b.messages(); c != nil && c.Method != "" && len(c.ID) > 0 && string(c.ID) != "null" {
+	if c := b.message(); c != nil && c.Method != "" && len(c.ID) > 0 && string(c.ID) != "null" {
 		return c
 	}
 	return nil
@@ -813,21 +933,39 @@ func (o *stdioOut) send(p []byte, paid func()) error {
 // whose Mcp-Protocol-Version header and body disagree on whether they
 // speak 2026-07-28 is mcp-go's to refuse: the session rules let a modern
 // header through without a session (sessions.check), so a body of an
-// earlier protocol must not then be served on the session it names.
+// earlier protocol must not then be served on the session it names. A
+// notifications/cancelled of a session ends the front's request of that
+// session it names (track), which is then answered with an empty stream.
 func (f *taskFront) serveHTTP(w http.ResponseWriter, r *http.Request, body *rpcBody) bool {
+	modern, session := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)), ""
+	if !modern { // the session the guard checked (2026-07-28 has none)
+		session = r.Header.Get(mcpserver.HeaderKeySessionID)
+	}
 	c := body.frontRequest()
-	if c == nil || c.modern() != mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+	if c == nil {
+		if n := body.cancellation(); n != nil {
+			f.cancelRequest(session, n) // (and mcp-go its own)
+		}
+		return false
+	}
+	if c.modern() != modern {
 		return false
 	}
 	var sess mcpserver.ClientSession // the request's, registered by mcp-go under its id
-	if v, ok := f.s.clients.Load(r.Header.Get(mcpserver.HeaderKeySessionID)); ok && !c.modern() {
+	if v, ok := f.s.clients.Load(session); ok {
 		sess = v.(mcpserver.ClientSession)
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(f.ctx, cancel)
 	defer stop()
+	ctx, done := f.track(ctx, session, c.ID)
 	b := f.answer(ctx, sess, c)
+	if done() { // cancelled: a stream without an answer, as the transport allows
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		return true
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -88,5 +89,24 @@ func TestStdioOutBoundsTheBytesWaiting(t *testing.T) {
 	}
 	if n != maxWaitingBytes>>20+1 {
 		t.Errorf("the session ended at answer %d of 1 MiB, want %d: the first past %d MiB", n, maxWaitingBytes>>20+1, maxWaitingBytes>>20)
+	}
+}
+
+// A batch, which mcp-go refuses whole (a parse error), is not decoded
+// message by message before it: a body of server.max_body (4 MiB) made
+// of [{},{},…] would otherwise become 1.4 million rpcRequests, each with
+// its params' head, for one POST. It is still one request answered.
+func TestABatchIsNotDecoded(t *testing.T) {
+	raw := append(append([]byte("["), bytes.Repeat([]byte("{},"), 4<<20/3)...), "{}]"...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b := &rpcBody{raw: raw}
+	m := b.message()
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > uint64(len(raw)) {
+		t.Errorf("reading a batch of %d bytes allocated %d MiB", len(raw), n>>20)
+	}
+	if m != nil || !b.answered() || b.frontRequest() != nil {
+		t.Errorf("a batch: message %v, answered %v", m, b.answered())
 	}
 }

@@ -233,7 +233,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// mcp-go serves subscriptions/listen on a goroutine whose context
 		// never ends, and it waits for that: each would be held until the
 		// process exits.
-		if _, m := post.messages(); m != nil && m.Method == mcp.MethodSubscriptionsListen {
+		if m := post.message(); m != nil && m.Method == mcp.MethodSubscriptionsListen {
 			http.Error(w, "Bad Request: subscriptions/listen is not served on the legacy SSE transport: use streamable HTTP", http.StatusBadRequest)
 			return
 		}

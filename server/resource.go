@@ -181,15 +181,13 @@ func (*resourceServer) words() (wanted, bad, aBad string) {
 }
 
 // authorizeBody checks that the request's principal has the scope of
-// each message of a POST body (one JSON-RPC message, or a batch): 403
-// insufficient_scope naming the first scope missing otherwise. Other
-// methods (initialize, tools/list, ping, notifications, responses) and a
-// body that does not parse (the transport answers it with a parse error)
-// need none here.
+// the message of a POST body: 403 insufficient_scope naming the scope
+// missing otherwise. Other methods (initialize, tools/list, ping,
+// notifications, responses), a body that does not parse and a batch (the
+// transport answers either with a parse error) need none here.
 func (g *guard) authorizeBody(w http.ResponseWriter, r *http.Request, body *rpcBody) bool {
 	p := codemode.PrincipalFrom(r.Context())
-	msgs, _ := body.messages()
-	for _, m := range msgs {
+	if m := body.message(); m != nil {
 		scopes := methodScopes[m.Method]
 		if m.Method == mcp.MethodToolsCall {
 			scopes = orDefault(ToolScopes[m.head.Name], []string{codemode.ScopeRun})

@@ -222,10 +222,11 @@ func TestIssuerScopes(t *testing.T) {
 			t.Errorf("%s: WWW-Authenticate\n %q\nwant\n %q", tc.tool, www, want)
 		}
 	}
-	// A batch needs the scopes of all its calls.
+	// A batch is no way past the scopes: it is refused whole (mcp-go
+	// answers it with a parse error; the guard does not read its calls).
 	batch := "[" + callBody("codemode_executions") + "," + strings.Replace(callBody("codemode_approve"), `"id":2`, `"id":3`, 1) + "]"
-	if resp := (req{method: "POST", path: server.PathMCP, body: batch, header: jsonHeaders("Authorization", "Bearer "+runOnly, "Mcp-Session-Id", sess)}.do(t, nil, base)); resp.StatusCode != http.StatusForbidden {
-		t.Errorf("a batch with codemode_approve: %d, want 403", resp.StatusCode)
+	if resp := (req{method: "POST", path: server.PathMCP, body: batch, header: jsonHeaders("Authorization", "Bearer "+runOnly, "Mcp-Session-Id", sess)}.do(t, nil, base)); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a batch with codemode_approve: %d, want 400", resp.StatusCode)
 	}
 	// The guard reads a message as mcp-go does (encoding/json: names match
 	// in any case, the last wins), so a name spelt twice is no way past it.
@@ -405,5 +406,33 @@ func TestSSESessionsAreTheirPersons(t *testing.T) {
 	}
 	if got := post(alice); got != http.StatusAccepted {
 		t.Errorf("alice's message for her session: %d, want 202", got)
+	}
+}
+
+// mcp-go's legacy SSE transport reads the first JSON value of a POST body
+// and ignores what follows; the guard reads a body as that message too,
+// so a call followed by anything is no way past its scope.
+func TestSSEScopesOfABodyWithMoreAfterIt(t *testing.T) {
+	as := oauthtest.New(t)
+	auth := config.ServerAuth{Issuer: as.Issuer()}
+	base := serve(t, newServerWith(t, server.Options{Auth: &auth}), server.TransportSSE)
+	bearer := "Bearer " + as.SignJWT("RS256", map[string]any{"aud": base + server.PathSSE, "sub": "alice", "scope": "codemode:run"})
+	stream := req{method: "GET", path: server.PathSSE, header: map[string]string{"Accept": "text/event-stream", "Authorization": bearer}}.do(t, nil, base)
+	rd := bufio.NewReader(stream.Body)
+	var endpoint string
+	for endpoint == "" {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the event stream: %d, %v", stream.StatusCode, err)
+		}
+		if e, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+			endpoint = e
+		}
+	}
+	approve := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"codemode_approve","arguments":{"executionId":"x"}}}`
+	for _, body := range []string{approve, approve + " x", approve + "{}"} {
+		if got := (req{method: "POST", path: endpoint, body: body, header: jsonHeaders("Authorization", bearer)}).do(t, nil, base).StatusCode; got != http.StatusForbidden {
+			t.Errorf("%s with codemode:run: %d, want 403", body, got)
+		}
 	}
 }

@@ -148,7 +148,7 @@ func (s *sessions) check(r *http.Request, body *rpcBody) (*sentCounter, int, str
 	if l := s.touch(id, subjectOf(r.Context())); l != nil {
 		return &l.sent, 0, ""
 	}
-	if _, m := body.messages(); m != nil && m.Method == mcp.MethodInitialize {
+	if m := body.message(); m != nil && m.Method == mcp.MethodInitialize {
 		return &sentCounter{}, 0, "" // a new session, whatever the client sent
 	}
 	if id == "" {

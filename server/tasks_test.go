@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -941,5 +942,169 @@ func TestTasksListedByPageOnceWhileOneIsCreated(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tasks listed (-want +got):\n%s", diff)
+	}
+}
+
+// A task request is the request its JSON decodes to, as mcp-go decodes
+// it, however it is spelt: a method or key with escapes (t\u0061sks/get),
+// a key in another case (TASK, matched as encoding/json matches keys),
+// in a body where "task" appears nowhere as such. Each is the front's to
+// answer: mcp-go would answer tasks/get of a task the store holds "task
+// not found", and run a task-augmented call as a plain one.
+func TestTaskRequestsSpeltOtherwise(t *testing.T) {
+	base := serve(t, newServer(t, false), server.TransportHTTP)
+	sid := initialize(t, base)
+	post := func(body string) map[string]any {
+		t.Helper()
+		resp := req{method: "POST", path: server.PathMCP, body: body, header: jsonHeaders("Mcp-Session-Id", sid)}.do(t, nil, base)
+		b, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(b), "\n") { // the answer, as JSON or an event (after notifications)
+			var m map[string]any
+			if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &m) == nil && m["id"] != nil {
+				return m
+			}
+		}
+		t.Fatalf("%s: %d: no answer in %s", body, resp.StatusCode, b)
+		return nil
+	}
+	for i, params := range []string{
+		`"task":{"ttl":60000}`, // (its tasks/get spelt otherwise)
+		`"t\u0061sk":{"ttl":60000}`,
+		`"taſk":{"ttl":60000}`,
+		`"TASK":{"ttl":60000}`,
+		`"ta\u017fk":{"ttl":60000}`,
+	} {
+		created := post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"codemode","arguments":{"code":"1+1"},%s}}`, i, params))
+		res, _ := created["result"].(map[string]any)
+		task, _ := res["task"].(map[string]any)
+		id, _ := task["taskId"].(string)
+		if id == "" {
+			t.Errorf("a codemode call with %s: %v, want a task", params, created)
+			continue
+		}
+		got := post(fmt.Sprintf(`{"jsonrpc":"2.0","id":"g%d","method":"t\u0061sks/get","params":{"t\u0061skId":%q}}`, i, id))
+		if res, _ := got["result"].(map[string]any); res["taskId"] != id {
+			t.Errorf("t\\u0061sks/get of task %s: %v", id, got)
+		}
+	}
+}
+
+// A tasks/result the client cancels (notifications/cancelled) ends, and
+// is not answered, as the specification asks: a client that sends
+// tasks/result again after its request timeout, cancelling the one
+// before (the TypeScript SDK does, every 60 s), while a person leaves the
+// pause undecided, holds no answer waiting per attempt. Past
+// server.MaxWaitingAnswers of them a stdio session would end.
+func TestACancelledTaskResultEndsOnStdio(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- newServer(t, false).ServeStdio(t.Context(), inR, outW) }()
+	answers := make(chan map[string]any, 64)
+	go func() {
+		defer close(answers)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m["id"] != nil {
+				answers <- m
+			}
+		}
+	}()
+	defer func() {
+		inW.Close()
+		if err := <-done; err != nil {
+			t.Errorf("ServeStdio: %v", err)
+		}
+		outW.Close()
+	}()
+	send := func(lines ...string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, strings.Join(lines, "\n")+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end, stop := fixture.WithDeadline(t, context.Background())
+	defer stop()
+	early := map[string]map[string]any{}       // answers read before they were waited for
+	answer := func(id string) map[string]any { // the answer to id; none to a cancelled request comes meanwhile
+		t.Helper()
+		for {
+			if m, ok := early[id]; ok {
+				delete(early, id)
+				return m
+			}
+			select {
+			case m, ok := <-answers:
+				if !ok {
+					t.Fatalf("the output ended waiting for the answer to %s", id)
+				}
+				if got := fmt.Sprint(m["id"]); strings.HasPrefix(got, "cancelled-") {
+					t.Errorf("a cancelled request was answered: %v", m)
+				} else {
+					early[got] = m
+				}
+			case err := <-done:
+				done <- err
+				t.Fatalf("the session ended waiting for the answer to %s: %v", id, err)
+			case <-end.Done():
+				t.Fatalf("no answer to %s by the test's deadline", id)
+			}
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"create","method":"tools/call","params":{"name":"codemode","arguments":{"code":"(await notes.createNote({ text: \"undecided\" })).text"},"task":{}}}`)
+	answer("init")
+	res, _ := answer("create")["result"].(map[string]any)
+	task, _ := res["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if id == "" {
+		t.Fatalf("no task created: %v", res)
+	}
+	for i := range server.MaxWaitingAnswers + 1 {
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"cancelled-%d","method":"tasks/result","params":{"taskId":%q}}`, i, id),
+			fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"cancelled-%d","reason":"timed out"}}`, i),
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":"ping-%d","method":"ping"}`, i))
+		answer(fmt.Sprintf("ping-%d", i))
+	}
+	send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"approve","method":"tools/call","params":{"name":"codemode_approve","arguments":{"executionId":%q}}}`, id))
+	answer("approve")
+	send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"result","method":"tasks/result","params":{"taskId":%q}}`, id))
+	if res := fmt.Sprint(answer("result")["result"]); !strings.Contains(res, "undecided") {
+		t.Errorf("tasks/result once approved: %s", res)
+	}
+}
+
+// Over streamable HTTP, a tasks/result the client cancels ends at once,
+// with an event stream that holds no answer.
+func TestACancelledTaskResultEndsOverHTTP(t *testing.T) {
+	reads := &pendingReads{}
+	base := serve(t, newServerWith(t, server.Options{Runtime: reads}), server.TransportHTTP)
+	sid := initialize(t, base)
+	post := func(body string) *http.Response {
+		return req{method: "POST", path: server.PathMCP, body: body, header: jsonHeaders("Mcp-Session-Id", sid)}.do(t, nil, base)
+	}
+	resp := post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"codemode","arguments":{"code":"(await notes.createNote({ text: \"undecided\" })).text"},"task":{}}}`)
+	var created struct {
+		Result mcp.CreateTaskResult `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&created); err != nil || created.Result.Task.TaskId == "" {
+		t.Fatalf("no task created: %v", err)
+	}
+	id := created.Result.Task.TaskId
+	result := make(chan *http.Response, 1)
+	go func() {
+		result <- post(fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tasks/result","params":{"taskId":%q}}`, id))
+	}()
+	fixture.Until(t, "tasks/result to read what the task waits for", func() bool { return reads.n.Load() > 0 })
+	if resp := post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`); resp.StatusCode != http.StatusAccepted {
+		t.Errorf("notifications/cancelled: status %d", resp.StatusCode)
+	}
+	resp = fixture.Wait(t, "the cancelled tasks/result's end", result)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" || len(b) > 0 {
+		t.Errorf("the cancelled tasks/result: %d %s %q, want an event stream without an answer", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
 }

@@ -11,18 +11,38 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
 )
 
 // A remote server's answer larger than maxMessage fails the call with why,
-// instead of being gathered whole.
+// instead of being gathered whole, and the call alone: a JSON answer over
+// the bound failed the read of the POST's answer, which mcp-go took for a
+// failure of the session.
 func TestRemoteOverlongAnswerFailsTheCall(t *testing.T) {
 	text := strings.Repeat("x", maxMessage)
 	calls := map[string]string{"big": `{"content":[{"type":"text","text":"` + text + `"}]}`}
-	_, url := startFake(t, map[string]string{"": `{"tools":[{"name":"big","inputSchema":{"type":"object"}}]}`}, calls)
-	c := dial(t, Config{Name: "fake", URL: url})
-	res, err := c.Call(context.Background(), "big", nil)
-	if err == nil || !strings.Contains(err.Error(), errTooLarge.Error()) {
-		t.Fatalf("Call = %d bytes, %v; want an error saying %q", len(res.Value), err, errTooLarge)
+	for _, events := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "events"}[events], func(t *testing.T) {
+			f, url := startFake(t, map[string]string{"": `{"tools":[{"name":"big","inputSchema":{"type":"object"}}]}`}, calls)
+			f.mu.Lock()
+			f.events = events
+			f.mu.Unlock()
+			c := dial(t, Config{Name: "fake", URL: url})
+			c.mu.RLock()
+			s := c.sess
+			c.mu.RUnlock()
+			res, err := c.Call(context.Background(), "big", nil)
+			if err == nil || !strings.Contains(err.Error(), errTooLarge.Error()) {
+				t.Fatalf("Call = %d bytes, %v; want an error saying %q", len(res.Value), err, errTooLarge)
+			}
+			c.mu.RLock()
+			kept := c.sess == s && s.alive()
+			c.mu.RUnlock()
+			if !kept {
+				t.Errorf("the call over the bound ended the session: %v", err)
+			}
+		})
 	}
 }
 
@@ -102,17 +122,25 @@ func (r repeat) Read(p []byte) (int, error) {
 }
 
 // TestErrorAnswerIsClipped: mcp-go puts an error answer's body into its
-// error message whole; a server answering 500 with a megabyte must not
-// make a megabyte-long error (logged, and shown to the program).
+// error message whole (up to the 64 KiB read of it); a server answering
+// 500 with a megabyte that echoes the request's Authorization header must
+// make neither a long error (logged, and shown to the program) nor one
+// that repeats the credentials.
 func TestErrorAnswerIsClipped(t *testing.T) {
+	const token = "tok-0123456789abcdef"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = w.Write([]byte("the server broke: " + strings.Repeat("x", 1<<20)))
+		_, _ = w.Write([]byte("the server broke on Authorization: " + r.Header.Get("Authorization") + " " + strings.Repeat("x", 1<<20)))
 	}))
 	t.Cleanup(srv.Close)
-	c := open(t, Config{Name: "broken", URL: srv.URL, RestartDelay: time.Hour})
+	c := open(t, Config{Name: "broken", URL: srv.URL, RestartDelay: time.Hour,
+		Headers: map[string]string{"Authorization": "Bearer " + token}, Scrubber: scrub.New("Bearer "+token, token)})
 	err := c.Down()
-	if msg := fmt.Sprint(err); !strings.Contains(msg, "the server broke: xxx") || len(msg) > maxErrorBody+1024 {
-		t.Fatalf("Down() = %.200s… (%d bytes), want the server's words clipped to about %d bytes", msg, len(msg), maxErrorBody)
+	msg := fmt.Sprint(err)
+	if !strings.Contains(msg, "the server broke on Authorization: "+scrub.Placeholder) || len(msg) > maxErrorWords+1024 {
+		t.Errorf("Down() = %.200s… (%d bytes), want the server's words scrubbed and clipped to about %d bytes", msg, len(msg), maxErrorWords)
+	}
+	if strings.Contains(msg, token) {
+		t.Errorf("Down() = %.200s…, which repeats the token sent", msg)
 	}
 }

@@ -28,7 +28,10 @@ type fakeServer struct {
 	methods  []string                   // the methods it was sent, in order
 	headers  []http.Header
 	hang     string // a method it never answers (until the connection closes)
-	onHang   func() // called when it gets the method it never answers
+	// misanswer: a method's answer is the value instead, with "{id}"
+	// standing for the request's id (see scriptedServer's misanswerEnv).
+	misanswer map[string]string
+	onHang    func() // called when it gets the method it never answers
 	// events makes it answer with an event stream (see eventData) instead
 	// of JSON.
 	events bool
@@ -36,6 +39,9 @@ type fakeServer struct {
 	// stream, whose endpoint is its URL, and a POST is accepted there,
 	// its answer sent on the stream through sse.
 	sse chan string
+	// dropAfter, over legacy SSE, ends the stream after the answer to
+	// that method.
+	dropAfter string
 	// pings, when set, makes it answer tools/call with an event stream of
 	// that many ping requests before the result, and hold every answer
 	// posted to it (until the connection closes), each told on answered.
@@ -79,6 +85,9 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 			w.(http.Flusher).Flush()
 			select {
 			case msg := <-sse:
+				if msg == "" { // see dropAfter
+					return
+				}
 				_, _ = io.WriteString(w, "event: message\ndata: "+eventData(msg)+"\n\n")
 			case <-r.Context().Done():
 				return
@@ -159,10 +168,21 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 	if result == "" {
 		msg = `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32601,"message":"method not found"}}`
 	}
+	f.mu.Lock()
+	if tmpl, ok := f.misanswer[req.Method]; ok {
+		msg = strings.ReplaceAll(tmpl, "{id}", string(req.ID))
+	}
+	f.mu.Unlock()
 	switch {
 	case sse != nil:
 		w.WriteHeader(http.StatusAccepted)
 		sse <- msg
+		f.mu.Lock()
+		drop := f.dropAfter == req.Method
+		f.mu.Unlock()
+		if drop {
+			sse <- ""
+		}
 	case events:
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = io.WriteString(w, "event: message\ndata: "+eventData(msg)+"\n\n")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -36,13 +37,17 @@ const (
 	pageEnv = "MCPTEST_TOOLS_PAGE"
 	// resultEnv: its tools/call result is the value.
 	resultEnv = "MCPTEST_CALL_RESULT"
+	// misanswerEnv: a JSON object whose values are the answers it sends
+	// to the methods its keys name, with "{id}" standing for the
+	// request's id.
+	misanswerEnv = "MCPTEST_MISANSWER"
 )
 
 func TestMain(m *testing.M) {
 	if command := os.Getenv(helperEnv); command != "" {
 		os.Exit(openAndWait(command))
 	}
-	if os.Getenv(floodEnv)+os.Getenv(progressEnv)+os.Getenv(pageEnv)+os.Getenv(resultEnv) != "" {
+	if os.Getenv(floodEnv)+os.Getenv(progressEnv)+os.Getenv(pageEnv)+os.Getenv(resultEnv)+os.Getenv(misanswerEnv) != "" {
 		scriptedServer()
 		return
 	}
@@ -53,6 +58,8 @@ func TestMain(m *testing.M) {
 func scriptedServer() {
 	out := bufio.NewWriter(os.Stdout)
 	in := bufio.NewScanner(os.Stdin)
+	var misanswer map[string]string
+	_ = json.Unmarshal([]byte(os.Getenv(misanswerEnv)), &misanswer)
 	for in.Scan() {
 		var req struct {
 			ID     json.RawMessage `json:"id"`
@@ -69,6 +76,11 @@ func scriptedServer() {
 		answer := func(result string) {
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", req.ID, result)
 			_ = out.Flush()
+		}
+		if tmpl, ok := misanswer[req.Method]; ok {
+			fmt.Fprintln(out, strings.ReplaceAll(tmpl, "{id}", string(req.ID)))
+			_ = out.Flush()
+			continue
 		}
 		switch req.Method {
 		case "initialize":

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -297,5 +298,59 @@ func TestRemoteServerReconnects(t *testing.T) {
 			f.start()
 			echo(t, c, "after")
 		})
+	}
+}
+
+// TestStartThatDiesAtOnceBacksOff: a stdio server that answers
+// initialize and exits, every time. Each start fails listing the tools;
+// the connector starts it again in the background, each wait longer (the
+// failures counted one more each time) up to MaxRestartDelay, and logs a
+// bounded number of lines per start.
+func TestStartThatDiesAtOnceBacksOff(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "server.sh")
+	body := `#!/bin/sh
+while read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  case "$line" in
+    *'"method":"initialize"'*)
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"brief","version":"1"}}}\n' "$id"
+      exit 0;;
+    *'"id":'*)
+      printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no"}}\n' "$id";;
+  esac
+done
+`
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	const first, most = 10 * time.Millisecond, 40 * time.Millisecond
+	c := open(t, Config{Name: "brief", Command: script, RestartDelay: first, MaxRestartDelay: most, Logger: slog.New(rec)})
+	if c.Down() == nil {
+		t.Fatal("the server came up")
+	}
+	waiting := func(r map[string]string) bool { return r["msg"] == "waiting before the MCP server is started again" }
+	const starts = 6
+	from := 0
+	for want := 1; want <= starts; want++ {
+		rec.await(t, from, waiting)
+		rec.mu.Lock()
+		for !waiting(rec.records[from]) {
+			from++
+		}
+		r := rec.records[from]
+		from++
+		rec.mu.Unlock()
+		if r["failures"] != strconv.Itoa(want) {
+			t.Fatalf("wait %d counts %s failures, want %d", want, r["failures"], want)
+		}
+		if d, err := time.ParseDuration(r["delay"]); err != nil || d > most {
+			t.Errorf("wait %d of %s, want at most %v", want, r["delay"], most)
+		}
+	}
+	// Per start: connected and the process stopped (debug), why it
+	// failed (a warning) and the wait (info).
+	if per := float64(from) / starts; per > 4 {
+		t.Errorf("%d log lines for %d starts, want at most 4 a start: %v", from, starts, rec.records[:from])
 	}
 }

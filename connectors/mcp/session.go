@@ -102,8 +102,19 @@ const (
 	phaseListening    = "subscribing to tool-list changes"
 )
 
-// open performs the handshake, lists the tools and opens the change stream.
-func (s *session) open(ctx context.Context) ([]connectors.Tool, error) {
+// open performs the handshake, lists the tools and opens the change
+// stream. The session's end ends it, with why: a legacy SSE stream lost
+// after initialize carries no answer any more, and nothing else would end
+// the wait for one.
+func (s *session) open(ctx context.Context) (_ []connectors.Tool, err error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(s.ctx, func() { cancel(context.Cause(s.ctx)) })()
+	defer func() {
+		if err != nil && s.ctx.Err() != nil && !errors.Is(err, context.Cause(s.ctx)) {
+			err = fmt.Errorf("%w: %w", err, context.Cause(s.ctx))
+		}
+	}()
 	if err := s.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -140,7 +151,7 @@ func (s *session) connect(ctx context.Context) error {
 	res, err := s.client.Initialize(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("initialize: %w", ctx.Err())
+			return fmt.Errorf("initialize: %w", context.Cause(ctx))
 		}
 		return fmt.Errorf("initialize: %w", err)
 	}

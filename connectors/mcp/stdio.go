@@ -606,20 +606,40 @@ func (t *stdioTransport) idle() bool {
 	return t.watching
 }
 
-// dispatch handles one incoming line.
+// dispatch handles one incoming line. An answer that does not decode,
+// or whose id is not as its request's was sent, fails the request it
+// answers (see misanswered) rather than leave it waiting.
 func (t *stdioTransport) dispatch(line []byte) {
 	var m rpcMessage
-	if err := json.Unmarshal(line, &m); err != nil {
+	err := json.Unmarshal(line, &m)
+	if err != nil {
 		// A message nested too deep is decoded without what is too deep,
 		// rather than dropped, leaving its request waiting.
-		flat, cut := flatten(line)
-		if !cut || json.Unmarshal(flat, &m) != nil {
-			t.logger.Debug("ignoring a line that is not a JSON-RPC message", "err", err, "line", short.Clip(string(line), 200))
-			return
+		if flat, cut := flatten(line); cut {
+			line = flat
+			err = json.Unmarshal(line, &m)
 		}
-		line = flat
 	}
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
+	awaits := func(id string) bool {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		_, ok := t.pending[id]
+		return ok
+	}
+	if err != nil || m.Method == "" && !awaits(string(m.ID)) {
+		id, why := misanswered(line, awaits, "")
+		switch {
+		case id == "":
+			t.logger.Debug("ignoring a line that is not a JSON-RPC message, or an answer to no request of ours", "err", err, "line", short.Clip(string(line), 200))
+			return
+		case why != "":
+			m = rpcMessage{ID: json.RawMessage(id), Error: &mcpgo.JSONRPCErrorDetails{Code: errMisanswered, Message: why}}
+		default:
+			m.ID = json.RawMessage(id) // as sent: 1.0 for 1, say
+		}
+		hasID = true
+	}
 	switch {
 	case m.Method != "" && !hasID:
 		var n mcpgo.JSONRPCNotification
@@ -646,7 +666,7 @@ func (t *stdioTransport) dispatch(line []byte) {
 		delete(t.pending, string(m.ID))
 		t.mu.Unlock()
 		if !ok {
-			t.logger.Debug("ignoring an answer to no request of ours", "id", string(m.ID))
+			t.logger.Debug("ignoring an answer to no request of ours", "id", short.Clip(string(m.ID), 64))
 			return
 		}
 		ch <- rpcReply{result: m.Result, err: m.Error}

@@ -17,6 +17,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
 	"github.com/codemode-mcp/codemode-mcp/internal/rawpipe"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
@@ -44,7 +45,11 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 	if cfg.OAuth != nil {
 		rt = cfg.OAuth.Transport(rt)
 	}
-	hc := &http.Client{Transport: boundedBodies{refusedCredentials{rt, cfg.Scrubber}}, CheckRedirect: checkRedirect}
+	bodies := boundedBodies{RoundTripper: refusedCredentials{rt, cfg.Scrubber}, scrub: cfg.Scrubber}
+	if cfg.SSE {
+		bodies.book = &answerBook{}
+	}
+	hc := &http.Client{Transport: bodies, CheckRedirect: checkRedirect}
 	if cfg.SSE {
 		tr, err := transport.NewSSE(cfg.URL,
 			transport.WithHeaders(cfg.Headers),
@@ -55,7 +60,7 @@ func (c *Connector) newTransport(s *session) (transport.Interface, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sse url %q: %w", scrub.URL(cfg.URL), err)
 		}
-		return sseTap{SSE: tr, logger: c.logger}, nil
+		return sseTap{SSE: tr, logger: c.logger, book: bodies.book}, nil
 	}
 	opts := []transport.StreamableHTTPCOption{
 		transport.WithHTTPHeaders(cfg.Headers),
@@ -121,10 +126,15 @@ var (
 type sseTap struct {
 	*transport.SSE
 	logger *slog.Logger
+	book   *answerBook // the requests awaiting their answers on the stream
 }
 
 func (t sseTap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	return tap(ctx, req, t.logger, t.SSE.SendRequest)
+	id := idText(req.ID)
+	t.book.add(id)
+	resp, err := tap(ctx, req, t.logger, t.SSE.SendRequest)
+	t.book.done(id)
+	return resp, err
 }
 
 type streamTap struct {
@@ -133,9 +143,15 @@ type streamTap struct {
 	requests *requestBound
 }
 
+// SendRequest tells boundedBodies, through the context, the id of the
+// request the POST's answer is for.
 func (t streamTap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	return tap(ctx, req, t.logger, t.StreamableHTTP.SendRequest)
+	return tap(context.WithValue(ctx, answerKey{}, idText(req.ID)), req, t.logger, t.StreamableHTTP.SendRequest)
 }
+
+// answerKey is the context key of the id (its JSON text) of the request a
+// streamable-HTTP POST carries.
+type answerKey struct{}
 
 // SetRequestHandler bounds the server's requests being answered at once
 // (maxServerRequests), as over stdio: mcp-go answers each (a ping, a
@@ -244,7 +260,17 @@ func namesVersions(result json.RawMessage) bool {
 // left waiting for an answer that never came. Flattened, the message is
 // decoded, and the value too deep is what decodeToolPage leaves out and
 // decodeCallResult refuses, naming it.
-type boundedBodies struct{ http.RoundTripper }
+//
+// And it replaces an answer mcp-go would drop, or take for a failure of
+// the session, by an error answer of its request (see answers.go): the
+// answer of a streamable-HTTP POST is its request's, a JSON answer over
+// the bound included; the legacy SSE stream carries the answers of all
+// the requests in book.
+type boundedBodies struct {
+	http.RoundTripper
+	book  *answerBook // legacy SSE only
+	scrub *scrub.Scrubber
+}
 
 // RoundTrip bounds the answer's body: an event stream event by event
 // (eventBody); a JSON answer read whole here and flattened; any other,
@@ -254,21 +280,49 @@ func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
+	var fix func([]byte) []byte // see fixEvent
+	id, _ := req.Context().Value(answerKey{}).(string)
+	switch {
+	case id != "":
+		// mcp-go takes any id of a streamable-HTTP POST's answer for its
+		// request's.
+		fix = func(msg []byte) []byte {
+			if _, why := misanswered(msg, func(string) bool { return true }, id); why != "" {
+				return errorAnswer(id, why)
+			}
+			return nil
+		}
+	case b.book != nil:
+		fix = b.book.fix
+	}
 	switch ct := resp.Header.Get("Content-Type"); {
 	case resp.StatusCode >= 400:
-		resp.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.LimitReader(resp.Body, maxErrorBody), resp.Body}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		_ = resp.Body.Close()
+		resp.Body = io.NopCloser(strings.NewReader(b.errorWords(body)))
 	case strings.HasPrefix(ct, "text/event-stream"):
-		resp.Body = &eventBody{ReadCloser: resp.Body}
+		body := &eventBody{ReadCloser: resp.Body, fix: fix}
+		if id != "" {
+			body.over = fmt.Appendf(nil, "data: %s\n\n", errorAnswer(id, errTooLarge.Error()))
+		}
+		resp.Body = body
 	case strings.HasPrefix(ct, "application/json"):
 		body, err := io.ReadAll(&boundedBody{ReadCloser: resp.Body})
 		_ = resp.Body.Close()
-		if err != nil {
+		switch {
+		case errors.Is(err, errTooLarge) && id != "":
+			body = errorAnswer(id, errTooLarge.Error())
+		case err != nil:
 			return nil, err
+		default:
+			body, _ = flatten(body)
+			if id == "" {
+				break // not a POST's answer mcp-go reads (legacy SSE), or not a request's
+			}
+			if fixed := fix(body); fixed != nil {
+				body = fixed
+			}
 		}
-		body, _ = flatten(body)
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 	default:
 		resp.Body = &boundedBody{ReadCloser: resp.Body}
@@ -279,7 +333,24 @@ func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 // maxErrorBody bounds what is read of an error answer's body (a status of
 // 400 or more): mcp-go decodes it as a JSON-RPC error, or else puts it
 // whole into its error message, which is logged and shown to the program.
-const maxErrorBody = 64 << 10
+// maxErrorWords bounds what it gets of one that is not JSON (see
+// errorWords).
+const (
+	maxErrorBody  = 64 << 10
+	maxErrorWords = 1 << 10
+)
+
+// errorWords is an error answer's body as mcp-go gets it: scrubbed of the
+// secrets the connector knows (a server may echo the request's
+// credentials) and, unless it is JSON, which mcp-go decodes as a JSON-RPC
+// error, clipped to maxErrorWords.
+func (b boundedBodies) errorWords(body []byte) string {
+	words := b.scrub.String(string(body))
+	if json.Valid([]byte(words)) {
+		return words
+	}
+	return short.Clip(words, maxErrorWords)
+}
 
 // errTooLarge is why a remote server's message was not read.
 var errTooLarge = fmt.Errorf("the server sent a message of more than %d MiB", maxMessage>>20)
@@ -305,11 +376,16 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 
 // eventBody is an event stream handed on event by event: an event (its
 // lines up to the empty line that ends it) is gathered, at most maxMessage
-// bytes of it, and flattened (flattenEvent) before it is read. Gathering
-// delays nothing: mcp-go acts on an event once it has ended. An event the
-// stream ends inside is handed on as it is.
+// bytes of it, flattened (flattenEvent) and, when fix is set, fixed
+// (fixEvent) before it is read. Gathering delays nothing: mcp-go acts on
+// an event once it has ended. An event the stream ends inside is handed
+// on as it is.
 type eventBody struct {
 	io.ReadCloser
+	fix func([]byte) []byte // see fixEvent; fixed at creation
+	// over, when set, is the event handed on in place of one over the
+	// bound, before the stream ends (with errTooLarge).
+	over []byte
 	out  []byte // ended events, to be read
 	in   []byte // the event being gathered
 	line int    // in[line:] is its line not yet ended
@@ -323,9 +399,15 @@ func (b *eventBody) Read(p []byte) (int, error) {
 		switch {
 		case end > maxMessage, end < 0 && len(b.in) > maxMessage:
 			b.in, b.line, b.seen, b.err = nil, 0, 0, errTooLarge
-			return 0, errTooLarge
+			if b.over == nil {
+				return 0, errTooLarge
+			}
+			b.out, b.over = b.over, nil
 		case end >= 0:
 			b.out, b.in, b.line, b.seen = flattenEvent(b.in[:end]), b.in[end:], 0, 0
+			if b.fix != nil {
+				b.out = fixEvent(b.out, b.fix)
+			}
 		case b.err != nil && len(b.in) == 0:
 			return 0, b.err
 		case b.err != nil:
@@ -368,21 +450,55 @@ func flattenEvent(ev []byte) []byte {
 	if shallow(ev) {
 		return ev
 	}
-	var fields, data [][]byte
+	fields, data := splitEvent(ev)
+	flat, cut := flatten(data)
+	if !cut {
+		return ev
+	}
+	return joinEvent(fields, flat)
+}
+
+// fixEvent returns ev, an event ended by an empty line, with its data
+// replaced by what fix returns for it (see boundedBodies), if anything,
+// when it is a message as mcp-go reads one: no event type, or "message".
+func fixEvent(ev []byte, fix func([]byte) []byte) []byte {
+	fields, data := splitEvent(ev)
+	for _, f := range fields {
+		if kind, ok := bytes.CutPrefix(bytes.TrimRight(f, "\r\n"), []byte("event:")); ok && string(bytes.TrimSpace(kind)) != "message" {
+			return ev
+		}
+	}
+	if len(data) == 0 {
+		return ev
+	}
+	if fixed := fix(data); fixed != nil {
+		return joinEvent(fields, fixed)
+	}
+	return ev
+}
+
+// splitEvent returns the lines of ev, an event ended by an empty line,
+// that are not data lines, and its data lines' values joined with line
+// breaks, as a reader of the stream joins them.
+func splitEvent(ev []byte) (fields [][]byte, data []byte) {
+	var values [][]byte
 	for line := range bytes.Lines(ev) {
 		if value, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte("data:")); ok {
-			data = append(data, bytes.TrimPrefix(value, []byte(" ")))
+			values = append(values, bytes.TrimPrefix(value, []byte(" ")))
 		} else {
 			fields = append(fields, line)
 		}
 	}
-	flat, cut := flatten(bytes.Join(data, []byte("\n")))
-	if !cut {
-		return ev
-	}
-	empty := fields[len(fields)-1] // the line that ends ev
+	return fields, bytes.Join(values, []byte("\n"))
+}
+
+// joinEvent is the event of splitEvent's fields with data written as
+// data lines after them (whose breaks, outside JSON strings, are spaces
+// to JSON).
+func joinEvent(fields [][]byte, data []byte) []byte {
+	empty := fields[len(fields)-1] // the line that ends the event
 	out := bytes.Join(fields[:len(fields)-1], nil)
-	for piece := range bytes.SplitSeq(flat, []byte("\n")) {
+	for piece := range bytes.SplitSeq(data, []byte("\n")) {
 		out = append(append(append(out, "data: "...), piece...), '\n')
 	}
 	return append(out, empty...)

@@ -27,6 +27,10 @@ type sending struct {
 	// cookie is an API key sent in a cookie ("name=value"); keyQuery an
 	// API key sent in the query (its encoded pair), keyName its name.
 	cookie, keyQuery, keyName string
+	// cookieNames are the names of the cookies the configuration sends
+	// (its Cookie header's and the API key's), which a program's cannot
+	// have (see sameName).
+	cookieNames []string
 	// secrets are every secret in every form it travels in, for the
 	// scrubber: the credentials, a basic credential's base64, OAuth 2.0's
 	// client credential as sent (its parts form-encoded first, RFC 6749
@@ -50,6 +54,14 @@ func checkSending(cfg Config) (*sending, error) {
 			s.secrets = append(s.secrets, v)
 		}
 	}
+	// Once the credentials are worked out (an API key's cookie below).
+	defer func() {
+		for pair := range strings.SplitSeq(s.header.Get("Cookie")+";"+s.cookie, ";") {
+			if name, _, _ := strings.Cut(pair, "="); strings.TrimSpace(name) != "" {
+				s.cookieNames = append(s.cookieNames, strings.TrimSpace(name))
+			}
+		}
+	}()
 	a := cfg.Auth
 	if a == nil {
 		return s, nil

@@ -18,7 +18,7 @@ import (
 
 // deriveFormat changes whenever what derive produces changes, so that a
 // cached derivation of an older build is not used.
-const deriveFormat = "openapi-derive-7"
+const deriveFormat = "openapi-derive-8"
 
 // derivedCache keeps derivations on disk under dir, keyed by the document's
 // hash, the binary's version (buildVersion) and deriveFormat.

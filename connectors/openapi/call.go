@@ -19,6 +19,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 	"github.com/codemode-mcp/codemode-mcp/internal/origin"
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 )
 
@@ -92,13 +93,18 @@ func (c *caller) close() {
 // checkRedirect follows a redirect only within the first request's scheme,
 // host and port, and at most maxRedirects times; otherwise the 3xx answer
 // is the answer. A followed redirect keeps the headers (Go's client copies
-// them on a same-host redirect) and gets the query API key again.
+// them on a same-host redirect) and gets the query API key again, as the
+// only value of its name: the pairs the API's Location has of that name
+// (or of one a server may take for it, sameName) are left out.
 func (c *caller) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > maxRedirects || !origin.Same(req.URL, via[0].URL) {
 		return http.ErrUseLastResponse
 	}
-	if c.keyQuery != "" && !req.URL.Query().Has(c.keyName) {
-		req.URL.RawQuery = joinQuery(req.URL.RawQuery, c.keyQuery)
+	if c.keyQuery != "" {
+		pairs := slices.DeleteFunc(strings.Split(req.URL.RawQuery, "&"), func(p string) bool {
+			return p == "" || pairNamed(p, ";", []string{c.keyName}) != ""
+		})
+		req.URL.RawQuery = joinQuery(strings.Join(pairs, "&"), c.keyQuery)
 	}
 	return nil
 }
@@ -126,6 +132,9 @@ func (c *caller) newRequest(method, u string, header http.Header, cookies []byte
 	}
 	if c.keyQuery != "" {
 		base, query, _ := strings.Cut(u, "?")
+		if name := pairNamed(query, "&;", []string{c.keyName}); name != "" {
+			return nil, fmt.Errorf("query parameter %s: the connector sends the configured API key under this name, and a program cannot send another value of it", short.Quote(name))
+		}
 		u = base + "?" + joinQuery(query, c.keyQuery)
 	}
 	var data io.Reader
@@ -137,6 +146,25 @@ func (c *caller) newRequest(method, u string, header http.Header, cookies []byte
 		return nil, err
 	}
 	req.Header = header
+	// What the configuration sends is the only value of its name (or of
+	// one a server may take for it, sameName): a query parameter named
+	// as the API key is refused (above), and so is a cookie named as the
+	// API key or a configured cookie; the call's headers named as a
+	// configured one are left out.
+	for k := range header {
+		for ck := range c.header {
+			if sameName(k, ck) {
+				delete(header, k)
+			}
+		}
+	}
+	// The call's cookies: its cookie parameters', then its Cookie header's.
+	empty := func(s string) bool { return s == "" }
+	own := slices.DeleteFunc(append([]string{string(cookies)}, header.Values("Cookie")...), empty)
+	header.Del("Cookie")
+	if name := pairNamed(strings.Join(own, ";"), ";", c.cookieNames); name != "" {
+		return nil, fmt.Errorf("cookie %s: the configuration sends a cookie of this name (its API key, or its Cookie header), and a program cannot send another value of it", short.Quote(name))
+	}
 	for k, v := range c.header {
 		header[k] = append([]string(nil), v...)
 	}
@@ -147,7 +175,7 @@ func (c *caller) newRequest(method, u string, header http.Header, cookies []byte
 		header.Set("Accept", defaultAccept)
 	}
 	// The call's cookies, the configured ones, the API key's.
-	all := slices.DeleteFunc([]string{string(cookies), header.Get("Cookie"), c.cookie}, func(s string) bool { return s == "" })
+	all := slices.DeleteFunc(append(own, header.Get("Cookie"), c.cookie), empty)
 	if len(all) > 0 {
 		header.Set("Cookie", strings.Join(all, "; "))
 	}

@@ -583,6 +583,9 @@ func (d *deriver) parameters(path string, item, op *value) (params []param, form
 		case in == InHeader && slices.Contains([]string{"accept", "content-type", "authorization"}, strings.ToLower(name)):
 			// OpenAPI 3: these header parameters are ignored; the
 			// connector sets them.
+		case in == InHeader && (foldName(name) == "cookie" || reservedHeader(name) != ""):
+			why := cmp.Or(reservedHeader(name), "a program cannot set it: cookies are cookie parameters")
+			d.warn(fmt.Sprintf("header parameter %s: %s; ignored", short.Quote(name), why))
 		case in == InPath || in == InQuery || in == InHeader || in == InCookie:
 			if in == InPath {
 				delete(vars, name)

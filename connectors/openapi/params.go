@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // This file serialises parameters as OpenAPI 3's style table says: the
@@ -385,4 +386,55 @@ func checkHeader(name, val string) error {
 		}
 	}
 	return nil
+}
+
+// sameName reports whether a server may take a and b for the same name of
+// a query parameter, cookie or header: names are compared ignoring case
+// and percent-encoding, with '-', '_', '.' and ' ' taken for one another
+// (CGI and its heirs read a header X_Api_Key as X-Api-Key, PHP a
+// parameter a.b as a_b).
+func sameName(a, b string) bool { return foldName(a) == foldName(b) }
+
+// foldName is the form of a name that sameName compares.
+func foldName(s string) string {
+	if u, err := url.QueryUnescape(s); err == nil {
+		s = u
+	}
+	return strings.Map(func(r rune) rune {
+		if strings.ContainsRune("_. ", r) {
+			return '-'
+		}
+		return unicode.ToLower(r)
+	}, strings.TrimSpace(s))
+}
+
+// pairNamed returns the name of the first of pairs ("a=1&b=2", "a=1;
+// b=2"; split at any byte of seps) that a server may take for one of
+// names, "" when none is.
+func pairNamed(pairs, seps string, names []string) string {
+	for _, pair := range strings.FieldsFunc(pairs, func(r rune) bool { return strings.ContainsRune(seps, r) }) {
+		name, _, _ := strings.Cut(pair, "=")
+		if slices.ContainsFunc(names, func(n string) bool { return sameName(name, n) }) {
+			return strings.TrimSpace(name)
+		}
+	}
+	return ""
+}
+
+// reservedHeader says why a program cannot set the header name (request's
+// headers, an operation's header parameter), "" when it can. Names are
+// compared as a server may read them (sameName).
+func reservedHeader(name string) string {
+	switch foldName(name) {
+	case "host", "content-length", "transfer-encoding", "trailer":
+		return "a program cannot set it: the HTTP client writes it from the request"
+	case "connection", "keep-alive", "proxy-connection", "te", "upgrade":
+		return "a program cannot set a hop-by-hop header: a proxy on the way would drop the headers it names (the credential's too), or switch protocols"
+	case "proxy-authorization":
+		return "a program cannot send a proxy credential"
+	case "x-http-method-override", "x-http-method", "x-method-override":
+		// A GET that a server takes for a DELETE would need no approval.
+		return "a program cannot override the request's method (many servers take this header for it): its approval is decided by the method it names"
+	}
+	return ""
 }

@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -310,5 +314,75 @@ func TestManyParameters(t *testing.T) {
 	}
 	if got, want := rec.last(t).URI, "/"+strings.Repeat("v", 250); got != want {
 		t.Errorf("request URI %.100s, want %.100s", got, want)
+	}
+}
+
+// TestReservedHeaders checks that neither a document's header parameter
+// nor request's headers can set a header that the HTTP client writes
+// itself, a hop-by-hop header, a proxy credential, Cookie (a document's
+// header parameter: cookies are cookie parameters) or a method override:
+// the parameters are left out with a warning naming the operation, and
+// request refuses them. Through a proxy (httputil's), a program's
+// "Connection: X-Api-Key" would have the configured API key dropped on
+// the way to the API.
+func TestReservedHeaders(t *testing.T) {
+	api := newRecorder(t, nil)
+	target, _ := url.Parse(api.srv.URL)
+	proxy := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
+	t.Cleanup(proxy.Close)
+	reserved := []string{"Cookie", "Host", "Content-Length", "Transfer-Encoding", "Connection", "Upgrade", "TE", "Keep-Alive", "Proxy-Connection", "Proxy-Authorization", "X-HTTP-Method-Override", "X_Http_Method"}
+	var params, args []string
+	for _, h := range append(reserved, "X-Request-Id") {
+		params = append(params, `{"name":"`+h+`","in":"header","schema":{"type":"string"}}`)
+		args = append(args, `"`+h+`":"X-Api-Key"`)
+	}
+	doc := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"operationId":"getA",
+	"parameters":[` + strings.Join(params, ",") + `],"responses":{"200":{"description":"ok"}}}}}}`
+	c, err := New(context.Background(), Config{Name: "api", Document: writeDoc(t, doc), BaseURL: proxy.URL,
+		Auth: &Auth{APIKey: &APIKey{In: KeyInHeader, Name: "X-Api-Key", Value: "k-header"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	warnings := strings.Join(c.Capabilities().Diagnostics, "\n")
+	for _, h := range reserved {
+		if want := fmt.Sprintf("GET /a: header parameter %q: a program cannot", h); !strings.Contains(warnings, want) {
+			t.Errorf("no warning %q in:\n%s", want, warnings)
+		}
+	}
+	var kept []string
+	for _, p := range c.ops["getA"].Params {
+		kept = append(kept, p.Name)
+	}
+	if diff := cmp.Diff([]string{"X-Request-Id"}, kept); diff != "" {
+		t.Errorf("parameters kept (-want +got):\n%s", diff)
+	}
+	res, err := c.Call(context.Background(), "getA", json.RawMessage(`{`+strings.Join(args, ",")+`}`))
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %s", err, res.Message)
+	}
+	got := api.last(t)
+	if got.Header.Get("X-Api-Key") != "k-header" || got.Header.Get("X-Request-Id") != "X-Api-Key" {
+		t.Errorf("the API got X-Api-Key %q, X-Request-Id %q; want k-header and X-Api-Key", got.Header.Get("X-Api-Key"), got.Header.Get("X-Request-Id"))
+	}
+	for _, h := range reserved {
+		if vs := got.Header.Values(h); slices.Contains(vs, "X-Api-Key") {
+			t.Errorf("the API got %s: %q", h, vs)
+		}
+	}
+
+	sent := len(api.requests())
+	for _, h := range reserved[1:] { // request may send cookies
+		res, err := c.Call(context.Background(), methodRequest, json.RawMessage(`{"method":"GET","path":"/a","headers":{"`+h+`":"X-Api-Key"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("request: headers.%s: a program cannot", h); !res.IsError || !strings.HasPrefix(res.Message, want) {
+			t.Errorf("request with %s: got %q, want %q…", h, res.Message, want)
+		}
+	}
+	if reqs := api.requests(); len(reqs) > sent {
+		got := reqs[len(reqs)-1]
+		t.Errorf("%d requests sent; the last with X-Api-Key %q", len(reqs)-sent, got.Header.Get("X-Api-Key"))
 	}
 }

@@ -45,7 +45,8 @@ type requestAnswer struct {
 //   - query: values strings, numbers, booleans, or arrays of them (the key
 //     repeated); null leaves a key out;
 //   - headers: string (number, boolean) values; the connector's headers and
-//     credentials win over them;
+//     credentials win over them (sameName), and reservedHeader's are
+//     refused;
 //   - body: sent as JSON, unless headers set Content-Type: then a string is
 //     sent as it is, and other values are encoded for that media type as
 //     an operation's body is (form, multipart, binary).
@@ -108,8 +109,8 @@ func (c *caller) prepareRequest(tg *target) (*http.Request, error) {
 			if err := checkHeader(k, v.text); err != nil {
 				return nil, fmt.Errorf("headers.%s: %w", k, err)
 			}
-			if slices.ContainsFunc(methodOverrides, func(h string) bool { return strings.EqualFold(h, k) }) {
-				return nil, fmt.Errorf("headers.%s: a program cannot override the request's method (many servers take this header for it): its approval is decided by the method it names", k)
+			if why := reservedHeader(k); why != "" {
+				return nil, fmt.Errorf("headers.%s: %s", k, why)
 			}
 			header.Add(k, v.text)
 		}
@@ -129,12 +130,6 @@ func (c *caller) prepareRequest(tg *target) (*http.Request, error) {
 	}
 	return c.newRequest(tg.method, u, header, nil, body)
 }
-
-// methodOverrides are the headers with which many servers (and
-// frameworks) let a request stand for another method: request refuses
-// them, since a GET that a server takes for a DELETE would need no
-// approval.
-var methodOverrides = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"}
 
 // A target is a call of request's argument and where the call goes.
 type target struct {

@@ -5,11 +5,15 @@ import (
 	"strings"
 )
 
-// MaxNesting is how deep the model's code may nest, and MaxChain how long
-// a chain of operators it may hold (see checkNesting).
+// MaxNesting is how deep the model's code may nest, MaxChain how long a
+// chain of operators it may hold, MaxJoined how many bytes its joins with +
+// may copy in all, and MaxFunctions how many functions it may define (see
+// checkNesting).
 const (
-	MaxNesting = 32
-	MaxChain   = 1000
+	MaxNesting   = 32
+	MaxChain     = 1000
+	MaxJoined    = 16 << 20
+	MaxFunctions = 10000
 )
 
 // checkNesting refuses code that nests deeper than MaxNesting levels, before
@@ -38,13 +42,39 @@ const (
 // Chains are bounded apart (MaxChain), since long ones are ordinary code:
 // each binary operator (`a + b + c`, `a && b`), member access, call and
 // index (`a.b().c[0]`) in an expression is a link, the links of a bracket
-// counting on in the expression around it, until a comma or the statement
-// ends. goja's compiler walks the left side of such a chain again at each
-// link (32 Ki terms of `+` took seconds, growing with the square) and
-// esbuild visits member and call chains by recursion (a MiB of `.b` passed
-// Go's 1 GB stack: a fatal error).
+// counting on in the expression around it, until the statement ends or a
+// comma between arguments, elements, properties or declarations; the
+// comma of a sequence (`a, b`) is a link too. goja's compiler walks the left
+// side of such a chain again at each link (32 Ki terms of `+` took seconds,
+// growing with the square), esbuild's printer walks a sequence's left side
+// again at each comma (40,000 commas took 50 s) and esbuild visits member and
+// call chains by recursion (a MiB of `.b` passed Go's 1 GB stack: a fatal
+// error). A { after an operand, a statement's end or a body's start opens a
+// block, whose commas are a sequence's; elsewhere an object's.
+//
+// esbuild joins what it can at each binary + (`'a' + 'b'`, `{} + 1`, a
+// template and a string), copying the whole text joined so far: a MiB
+// literal then 999 `+ ""` allocated 2 GB, 40 KB of `${a}` then 999 `+ ""`
+// 725 MB (a template's substitutions are copied). So each + is weighed as
+// the bytes its expression holds before it, from the innermost bracket or
+// separator, and the sum over the code is bounded (MaxJoined).
+//
+// Functions are counted (MaxFunctions): esbuild allocates 3 KB for each,
+// more when nested (a MiB of `a => 1` took 670 MB, a MiB of arrows 30 deep
+// 1.7 GB). Each `=>` is one, and each { after a ) that is not an if's,
+// for's, while's or with's, or after a return type following such a )
+// (a function's, a method's, but also a catch's).
+//
+// TypeScript enums hold numbers, or strings never joined: esbuild copies
+// a member's value into every use, and joins strings in members' values
+// (`B = A + A`): 300 bytes of members that double a string made 20 MB,
+// each further member twice that; members that copy a long string (`B =
+// A`) print it again each (86 KB of code, 1.8 GB). An enum holding a
+// string literal (or typeof) may hold no binary + and no name as a value,
+// and none may hold a template, an array, an object or a regular
+// expression, which make strings without one.
 func checkNesting(src string) error {
-	s := nestScan{src: src, stack: make([]nestFrame, 1, 8)}
+	s := nestScan{src: src, stack: make([]nestFrame, 1, 8), lastEnd: true}
 	s.run()
 	return s.err
 }
@@ -58,6 +88,11 @@ type nestFrame struct {
 	ops   int  // the right-associative operators open in it
 	saved int  // chain before the last statement end, for an else
 	base  int  // links when the expression being read in it began (see MaxChain)
+	start int  // where the expression being read around it began (see MaxJoined)
+	enum  bool // an enum's body, or in one
+	list  bool // its commas separate items (arguments, an array, an object), not a sequence's expressions
+	decl  bool // a let, const or var declaration is being read in it
+	conds int  // the ? read in it still waiting for their :
 }
 
 type nestScan struct {
@@ -66,12 +101,22 @@ type nestScan struct {
 	err       error // the first bound passed, where
 	levels    int   // the sum of the frames' chain and ops
 	links     int   // the links of the expression being read, brackets open around it included
+	start     int   // where the expression being read began, in the innermost bracket
+	joined    int   // the bytes before each binary +, summed (see MaxJoined)
+	enum      int   // 1 after the keyword enum, 2 after its name: a { opens its body
+	enumStr   bool  // the enum being read holds a string literal or typeof
+	enumPlus  bool  // the enum being read holds a binary + or names a value
+	enumName  bool  // the next word in the enum's body names a member
+	funcs     int   // the functions defined (see MaxFunctions)
+	paren     bool  // the last token is a ) that is not an if's, for's, while's or with's
+	typed     bool  // a return type follows such a ): a { ends it as the body
 	unary     int   // the prefix operators just read
 	pending   bool  // a body is expected: a block, or it counts as a level
 	expr      bool  // the last token ends an operand: `/` divides, `+` is binary
 	dot       bool  // the last token is `.` or `?.`: a keyword is a property name
 	headNext  bool  // the last token is if, for, while or with
-	lastEnd   bool  // the last token ends a statement (`;`)
+	lastEnd   bool  // the last token ends or starts a statement (`;`, a block's `{`, a case's `:`)
+	block     bool  // a { here opens a block, not an object
 	asi       bool  // a line break after the last token may end the statement
 	newline   bool  // a line break since the last token
 	afterElse bool  // the last token is else
@@ -103,19 +148,51 @@ func (s *nestScan) deeper(off int) {
 // link adds a link to the chain of operators being read, at off.
 func (s *nestScan) link(off int) {
 	if s.links++; s.links > MaxChain {
-		s.refuse(off, fmt.Sprintf("the code chains more than %d operators in one expression (each binary operator, member access, call and index is one); split it: put parts in variables", MaxChain))
+		s.refuse(off, fmt.Sprintf("the code chains more than %d operators in one expression (each binary operator, member access, call, index and comma between expressions is one); split it: put parts in variables", MaxChain))
 	}
 }
 
-// endStatement ends the bodies and the expression open in the current frame.
-func (s *nestScan) endStatement() {
+// enumStrings is the error for what could join strings in an enum.
+const enumStrings = "an enum's strings may not be joined or copied (esbuild copies a member's value into every use): no templates, arrays, objects or regular expressions in an enum, and no + or other member's name in one that holds strings; for computed strings use an object: const E = { A: 'a' } as const"
+
+// enumString notes a string (or typeof) or, with plus, a binary + or a
+// name used as a value read at off in an enum's body, refusing the pair.
+func (s *nestScan) enumString(off int, plus bool) {
+	if plus {
+		s.enumPlus = true
+	} else {
+		s.enumStr = true
+	}
+	if s.enumStr && s.enumPlus {
+		s.refuse(off, enumStrings)
+	}
+}
+
+// function counts a function defined at off.
+func (s *nestScan) function(off int) {
+	if s.funcs++; s.funcs > MaxFunctions {
+		s.refuse(off, fmt.Sprintf("the code defines more than %d functions (each arrow function, function and method is one); reuse one function, called with what differs", MaxFunctions))
+	}
+}
+
+// join weighs the binary + at off (see MaxJoined).
+func (s *nestScan) join(off int) {
+	if s.joined += off - s.start; s.joined > MaxJoined {
+		s.refuse(off, fmt.Sprintf("the code joins too much with + (each + copies the text joined before it; %d MiB in all at most); build long text with an array's join or one template literal", MaxJoined>>20))
+	}
+}
+
+// endStatement ends the bodies and the expression open in the current frame
+// at off.
+func (s *nestScan) endStatement(off int) {
+	s.start = off
 	f := s.top()
 	if f.chain > 0 {
 		f.saved = f.chain
 	}
 	s.levels -= f.chain + f.ops
 	s.links = f.base
-	f.chain, f.ops = 0, 0
+	f.chain, f.ops, f.conds = 0, 0, 0
 }
 
 // nestOp adds a right-associative operator to the current frame.
@@ -128,12 +205,25 @@ func (s *nestScan) nestOp(off int) {
 // token is called before each token at off (not for whitespace and
 // comments): a body that was expected and is not a block is a level.
 func (s *nestScan) token(off int, open byte) {
-	s.lastEnd = false
+	s.block = s.lastEnd || s.pending || s.expr
+	if (s.paren || s.typed) && open == '{' {
+		s.function(off)
+		s.typed = false
+	}
+	s.typed = s.typed && open != ';' && open != '=' || s.paren && open == ':'
+	s.lastEnd, s.paren = false, false
 	if s.newline {
 		s.newline = false
 		if s.asi && !s.pending && s.unary == 0 && !continues(s.src[off:]) {
-			s.endStatement()
+			s.endStatement(off)
+			s.block, s.top().decl = true, false
 		}
+	}
+	if s.top().enum && (strings.IndexByte("`[{", open) >= 0 || open == '/' && !s.expr) {
+		s.refuse(off, enumStrings)
+	} else if s.top().enum && (open == '\'' || open == '"') {
+		s.enumName = false // a quoted member name, or a value
+		s.enumString(off, false)
 	}
 	if s.pending && open != '{' {
 		s.top().chain++
@@ -178,11 +268,24 @@ func (s *nestScan) run() {
 			}
 			s.afterElse = false
 			s.token(i, c)
+			if s.top().enum && !(c >= '0' && c <= '9') {
+				if s.enumName && !s.stack[len(s.stack)-2].enum { // the body itself
+					s.enumName = false
+				} else if w := src[i:j]; w != "typeof" {
+					s.enumString(i, true)
+				}
+			}
+			enum := s.enum
+			s.enum = 0
 			s.word(i, src[i:j], c >= '0' && c <= '9')
+			if enum == 1 {
+				s.enum = 2 // after the enum's name
+			}
 			i = j
 			continue
 		}
-		s.afterElse = false
+		enum := s.enum
+		s.afterElse, s.enum = false, 0
 		s.token(i, c)
 		dot, expr := false, false
 		switch c {
@@ -201,7 +304,12 @@ func (s *nestScan) run() {
 				s.link(i)
 			}
 			s.unary = 0
-			s.stack = append(s.stack, nestFrame{head: c == '(' && s.headNext, base: s.links})
+			list := c == '(' && s.expr || c == '[' && !s.expr || c == '{' && (!s.block || enum == 2)
+			if enum == 2 && c == '{' {
+				s.enumStr, s.enumPlus, s.enumName = false, false, true
+			}
+			s.stack = append(s.stack, nestFrame{head: c == '(' && s.headNext, base: s.links, start: s.start, enum: s.top().enum || enum == 2 && c == '{', list: list})
+			s.start, s.lastEnd = i, c == '{' && !list
 			s.deeper(i)
 			i++
 		case ')', ']', '}':
@@ -209,6 +317,7 @@ func (s *nestScan) run() {
 			if len(s.stack) > 1 {
 				s.levels -= f.chain + f.ops
 				s.stack = s.stack[:len(s.stack)-1]
+				s.start = f.start
 				if f.sub { // a template's substitutions are apart; a bracket's
 					// links count on in the expression around it
 					s.links = f.base
@@ -223,10 +332,27 @@ func (s *nestScan) run() {
 			if f.head {
 				s.pending, expr = true, false
 			}
+			s.paren = c == ')' && expr // a function's body may follow
 		case ';', ',':
 			s.unary = 0
-			s.endStatement()
+			links := s.links
+			s.endStatement(i)
 			s.lastEnd = c == ';'
+			if f := s.top(); c == ';' {
+				f.decl = false
+			} else if f.enum && !s.stack[len(s.stack)-2].enum {
+				s.enumName = true
+			} else if !f.list && !f.decl { // a comma operator: its sequence is a chain
+				s.links = links
+				s.link(i)
+			}
+			i++
+		case ':':
+			if f := s.top(); f.conds > 0 {
+				f.conds--
+			} else {
+				s.lastEnd = !f.list // a case's or a label's
+			}
 			i++
 		case '/':
 			if !s.expr {
@@ -243,6 +369,7 @@ func (s *nestScan) run() {
 			switch {
 			case strings.HasPrefix(src[i:], "=>"):
 				s.pending = true
+				s.function(i)
 				i += 2
 			case isAssignment(src, i): // right-associative: a = b = c nests
 				s.nestOp(i)
@@ -270,6 +397,12 @@ func (s *nestScan) run() {
 				expr = true
 			} else if s.expr && (i+1 >= len(src) || src[i+1] != '=') { // binary, not += or -=
 				s.link(i)
+				if c == '+' {
+					s.join(i)
+					if s.top().enum {
+						s.enumString(i, true)
+					}
+				}
 			} else if !s.expr {
 				s.unary++
 				s.deeper(i)
@@ -290,6 +423,7 @@ func (s *nestScan) run() {
 				i += 2
 			default: // a ? b : c ? d : e nests
 				s.unary = 0
+				s.top().conds++
 				s.nestOp(i)
 				i++
 			}
@@ -333,7 +467,14 @@ func (s *nestScan) word(off int, w string, number bool) {
 		}
 		f.saved = 0
 		s.unary, s.expr, s.asi, s.pending, s.afterElse = 0, false, false, true, true
+	case "enum":
+		s.unary, s.enum = 0, 1
+	case "let", "const", "var": // a { or [ after them is a pattern
+		s.unary, s.expr, s.top().decl = 0, false, true
 	case "typeof", "void", "delete", "await", "new", "yield":
+		if w == "typeof" && s.top().enum {
+			s.enumString(off, false)
+		}
 		s.expr, s.asi, s.headNext = false, false, w == "await" && headNext // for await (…)
 		s.unary++
 		s.deeper(off)
@@ -342,7 +483,7 @@ func (s *nestScan) word(off int, w string, number bool) {
 	case "in", "instanceof":
 		s.unary, s.expr, s.asi = 0, false, false
 		s.link(off)
-	case "case", "of", "throw":
+	case "case", "of", "throw", "default":
 		s.unary, s.expr, s.asi = 0, false, false
 	default:
 		s.unary = 0
@@ -361,7 +502,8 @@ func (s *nestScan) template(i int) int {
 			return i + 1
 		case '$':
 			if i+1 < len(s.src) && s.src[i+1] == '{' {
-				s.stack = append(s.stack, nestFrame{sub: true, base: s.links})
+				s.stack = append(s.stack, nestFrame{sub: true, base: s.links, start: s.start})
+				s.start = i
 				return i + 2
 			}
 			i++

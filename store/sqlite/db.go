@@ -46,7 +46,12 @@ func sqliteCode(err error) int {
 // database/sql starts a goroutine for every Tx (to roll it back when its
 // context ends), which costs a thread wake-up per logged call; on a
 // connection of our own, BEGIN IMMEDIATE, COMMIT and ROLLBACK are plain
-// prepared statements.
+// prepared statements. Every other write (Exec) runs there too, under mu,
+// so this process's writers queue in Go: SQLite lets one writer at a time
+// and, on a pool of connections, the others wait in its busy handler,
+// whose growing sleeps let newcomers overtake a waiter until its busy
+// timeout passes (SQLITE_BUSY, "database is locked", under load). Reads
+// stay on the pool: WAL lets them run beside the writer.
 type sqlDB struct {
 	stmts // on the pool
 
@@ -98,6 +103,13 @@ func (d *sqlDB) Batch(ctx context.Context, batch []sqlstore.Stmt) (failed int, e
 		return -1, fmt.Errorf("commit: %w", err)
 	}
 	return -1, nil
+}
+
+// Exec runs a write on the batches' connection, under mu (see sqlDB).
+func (d *sqlDB) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.log.Exec(ctx, query, args...)
 }
 
 // errRow is a row whose query could not be prepared.

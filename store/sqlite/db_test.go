@@ -320,3 +320,44 @@ func TestPruneLeavesAnUnreadableTimeAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestAWriterWaitsForTheWriterBeforeIt: a write while this process's
+// writer holds SQLite's lock waits for it, however long, instead of
+// failing SQLITE_BUSY when the busy timeout passes (it did under load: 110
+// calls at once failed "database is locked" in a CI run at load 13). The
+// pool's connection is given a 50 ms busy timeout, so the write would fail
+// well within the half second the lock is held.
+func TestAWriterWaitsForTheWriterBeforeIt(t *testing.T) {
+	s := openAt(t, filepath.Join(t.TempDir(), "codemode.db"), Options{})
+	ctx := t.Context()
+	s.db.SetMaxIdleConns(1)
+	s.db.SetMaxOpenConns(2) // the batches' connection and one of the pool
+	if _, err := s.db.ExecContext(ctx, `PRAGMA busy_timeout = 50`); err != nil {
+		t.Fatal(err)
+	}
+	d := s.run
+	d.mu.Lock()
+	if _, err := d.log.Exec(ctx, `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.CreateExecution(ctx, storetest.NewExecution("exec_waits", codemode.StatusRunning)) }()
+	var early error
+	select {
+	case early = <-done:
+	case <-time.After(500 * time.Millisecond): // ten busy timeouts
+	}
+	if _, err := d.log.Exec(ctx, `COMMIT`); err != nil {
+		t.Fatal(err)
+	}
+	d.mu.Unlock()
+	if early == nil {
+		early = <-done
+	}
+	if early != nil {
+		t.Fatalf("CreateExecution while another write held the lock: %v", early)
+	}
+	if _, err := s.GetExecution(ctx, "exec_waits"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -23,6 +23,10 @@ const executionColumns = `id, code, status, result, error, logs, connectors, clo
 // clock and task empty.
 const briefColumns = `id, '', status, NULL, '', NULL, NULL, NULL, owner, NULL, trace, started_by, started_by_name, started_by_email, created_at, updated_at`
 
+// noOutputColumns are executionColumns without the result and logs
+// (codemode.ExecutionFilter.NoOutput).
+const noOutputColumns = `id, code, status, NULL, error, NULL, connectors, clock, owner, task, trace, started_by, started_by_name, started_by_email, created_at, updated_at`
+
 var createExecutionSQL = `INSERT INTO executions (` + executionColumns + `) VALUES ` + values(executionColumns)
 
 // CreateExecution inserts e (codemode.Store). Its Code, Task (JSON text,
@@ -202,10 +206,16 @@ func (s *Store) ListExecutions(ctx context.Context, f codemode.ExecutionFilter) 
 // run, its planner reading the value).
 func (s *Store) listQuery(f codemode.ExecutionFilter, after []any) (string, []any, error) {
 	cols := executionColumns
-	if f.Brief {
+	switch {
+	case f.Brief:
 		cols = briefColumns
+	case f.NoOutput:
+		cols = noOutputColumns
 	}
 	q, args := `SELECT `+cols+`, created_at, `+s.d.Order+` FROM executions WHERE true`, []any(nil)
+	if f.ID != "" {
+		q += ` AND id = ` + bind(&args, f.ID)
+	}
 	if f.Tasks {
 		q += ` AND task IS NOT NULL`
 	}

@@ -246,6 +246,18 @@ func testListExecutions(t *testing.T, f Factory) {
 	if diff := cmp.Diff([]*codemode.Execution{brief}, got); diff != "" {
 		t.Errorf("brief listed record (-want +got):\n%s", diff)
 	}
+	// One run by its id, without its output: all but its result and logs.
+	if got, err = s.ListExecutions(ctx, codemode.ExecutionFilter{ID: "c", NoOutput: true}); err != nil {
+		t.Fatal(err)
+	}
+	want = execution(t, s, "c")
+	want.Result, want.Logs = nil, nil
+	if diff := cmp.Diff([]*codemode.Execution{want}, got); diff != "" {
+		t.Errorf("record of id c without its output (-want +got):\n%s", diff)
+	}
+	if got := listed(t, s, codemode.ExecutionFilter{ID: "c", Status: codemode.StatusCompleted}); got != nil {
+		t.Errorf("completed run of id c (it is paused): %v, want none", got)
+	}
 }
 
 // A list read a page at a time, each page after the last key of the one
