@@ -252,7 +252,8 @@ func TestStdioManyCallsAwaitingApprovalAreAllAnswered(t *testing.T) {
 // megabyte, shown twice), as stdio's cannot: its session ends, and its
 // stream with it, before it could read them all.
 func TestSSEEndsASessionHoldingTooManyAnswerBytes(t *testing.T) {
-	s := newServerWith(t, server.Options{HTTP: config.HTTP{WriteTimeout: time.Hour}}) // (the stream is not dropped meanwhile)
+	// (the stream is not dropped meanwhile; 48 runs at once, under load, pass in time)
+	s := newServerTimeout(t, server.Options{HTTP: config.HTTP{WriteTimeout: time.Hour}}, 0, time.Minute)
 	stream, post := openSSE(t, serve(t, s, server.TransportSSE))
 	post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
 	const answer, calls = 2 << 20, 3 * server.MaxWaitingBytes / (2 << 20) / 2 // 1.5 times the bound
@@ -281,7 +282,9 @@ func TestSSEEndsASessionHoldingTooManyAnswerBytes(t *testing.T) {
 		}
 		held += len(line)
 		if strings.HasPrefix(line, "data: ") && strings.Contains(line, `"result":{"content"`) {
-			answers++
+			if answers++; len(line) < answer/2 {
+				t.Fatalf("answer %d of %d bytes, want a megabyte result: %.300s", answers, len(line), line)
+			}
 		}
 	}
 	t.Logf("%d answers (%d MB of the stream) read", answers, held>>20)
