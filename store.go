@@ -140,6 +140,9 @@ type Store interface {
 	DeleteExecution(ctx context.Context, id string) error
 	// PruneExecutions deletes the oldest terminal executions beyond keep
 	// (running and paused ones are never deleted) and returns how many went.
+	// One whose CreatedAt the store cannot read is neither deleted nor
+	// counted in keep: its age is unknown; it stays for the operator
+	// (ListExecutions logs it) to fix or delete.
 	PruneExecutions(ctx context.Context, keep int) (int, error)
 
 	// Entries returns an execution's log in seq order.
@@ -212,7 +215,8 @@ type Store interface {
 	// store cannot read is left out, logged, and counted in q.Limit.
 	AuditRecords(ctx context.Context, q AuditQuery) ([]AuditRecord, error)
 	// PruneAudit deletes the records older than before and returns how
-	// many went.
+	// many went; one whose At the store cannot read stays, as an
+	// execution does from PruneExecutions.
 	PruneAudit(ctx context.Context, before time.Time) (int, error)
 
 	Close() error

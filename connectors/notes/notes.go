@@ -15,11 +15,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/schemacheck"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 )
 
 // Name is the builtin's name in the configuration (builtin: notes), and
@@ -40,6 +42,10 @@ const (
 type Notes struct {
 	name    string
 	records connectors.Records
+	// Logger receives the notes listNotes leaves out because they cannot
+	// be read (nil: they are left out unsaid). Set it before the first
+	// call.
+	Logger *slog.Logger
 }
 
 var _ connectors.Connector = (*Notes)(nil)
@@ -123,16 +129,20 @@ type deleteResult struct {
 }
 
 // list scans the notes newest first, keeping those with the tag, up to
-// the limit. (Notes are scratch notes: a scan of them is cheap.)
+// the limit. (Notes are scratch notes: a scan of them is cheap.) A note
+// whose value is not a note (a hand edit, another program) is left out
+// and logged, as the store leaves out a row it cannot read: one bad note
+// must not hide the others.
 func (n *Notes) list(ctx context.Context, a listArgs) (listResult, error) {
 	limit := cmp.Or(int(a.Limit), defaultLimit)
 	out := listResult{Notes: []note{}}
-	var bad error
 	err := n.records.ScanRecords(ctx, Kind, func(r connectors.Record) bool {
 		var v createArgs // a record's value
 		if err := json.Unmarshal(r.Value, &v); err != nil {
-			bad = fmt.Errorf("list: note %s: %w", r.ID, err)
-			return false
+			if n.Logger != nil {
+				n.Logger.WarnContext(ctx, "a note cannot be read; listNotes leaves it out (fix or delete it)", "connector", n.name, "note", short.Clip(r.ID, 128), "err", err)
+			}
+			return true
 		}
 		if a.Tag != nil && !slices.Contains(v.Tags, *a.Tag) {
 			return true
@@ -143,9 +153,6 @@ func (n *Notes) list(ctx context.Context, a listArgs) (listResult, error) {
 		out.Notes = append(out.Notes, note{ID: r.ID, Text: v.Text, Tags: v.Tags, CreatedAt: formatTime(r.CreatedAt)})
 		return len(out.Notes) < limit
 	})
-	if err == nil {
-		err = bad
-	}
 	if err != nil {
 		return listResult{}, fmt.Errorf("list: %w", err)
 	}

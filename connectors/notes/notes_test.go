@@ -3,11 +3,14 @@ package notes
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -219,6 +222,38 @@ func TestCreateListDelete(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{c.ID, b.ID}, listIDs(t, n, `{}`)); diff != "" {
 		t.Errorf("after delete (-want +got):\n%s", diff)
+	}
+}
+
+// A note whose stored value is not a note (not JSON, or JSON of another
+// shape: a hand edit, another program) is left out of listNotes, which
+// lists the others, and logged with its id; it counts in no limit.
+func TestListLeavesOutAnUnreadableNote(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "codemode.db")
+	n, _ := openNotesAt(t, path)
+	var logs bytes.Buffer
+	n.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	var a, b, c note
+	call(t, n, ToolCreate, `{"text":"a"}`, &a)
+	call(t, n, ToolCreate, `{"text":"b"}`, &b)
+	call(t, n, ToolCreate, `{"text":"c"}`, &c)
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for id, v := range map[string]string{b.ID: `{"text":`, c.ID: `{"text":5}`} {
+		if _, err := raw.Exec(`UPDATE records SET value = $1 WHERE id = $2`, v, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff([]string{a.ID}, listIDs(t, n, `{"limit":1}`)); diff != "" {
+		t.Errorf("listNotes over two unreadable notes (-want +got):\n%s", diff)
+	}
+	for _, id := range []string{b.ID, c.ID} {
+		if !strings.Contains(logs.String(), id) {
+			t.Errorf("the log does not name the unreadable note %s:\n%s", id, logs.String())
+		}
 	}
 }
 

@@ -246,7 +246,9 @@ func (a *App) startConnector(ctx context.Context, cc config.Connector) (connecto
 	case config.KindBuiltin:
 		switch cc.Builtin {
 		case notes.Name:
-			return notes.New(cc.Name, a.Store), nil
+			n := notes.New(cc.Name, a.Store)
+			n.Logger = a.Log
+			return n, nil
 		}
 		return nil, fmt.Errorf("connector %s: unknown builtin %q", cc.Name, cc.Builtin)
 	case config.KindStdio, config.KindHTTP, config.KindSSE:

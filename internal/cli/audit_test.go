@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -276,5 +277,94 @@ func TestAnUnreadableLogEntry(t *testing.T) {
 	}
 	if err := raw.QueryRowContext(t.Context(), `SELECT count(*) FROM records`).Scan(&notes); err != nil || notes != 0 {
 		t.Errorf("notes after the approval: %d, %v; want none made", notes, err)
+	}
+}
+
+// executions show prints a run whose stored values are not JSON (a hand
+// edit, another program): each such value is its text in a JSON string
+// that says so, and the rest of the run is shown; --seq N --full too.
+func TestExecutionsShowValuesThatAreNotJSON(t *testing.T) {
+	cfg := notesConfig(t)
+	code, out, errs := run(t, "", "run", "--config", cfg, "--code", `async () => { await codemode.step("a", () => 1); await codemode.step("b", () => 2); return 3 }`)
+	var o struct{ Status, ExecutionID string }
+	if err := json.Unmarshal([]byte(out), &o); err != nil || code != cli.ExitOK || o.Status != "completed" {
+		t.Fatalf("run: %d %v\n%s%s", code, err, out, errs)
+	}
+	raw, err := sql.Open("sqlite", filepath.Join(filepath.Dir(cfg), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, q := range []string{`UPDATE entries SET result = '{"broken":' WHERE seq = 1`, `UPDATE executions SET result = 'three'`} {
+		if _, err := raw.ExecContext(t.Context(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var shown struct {
+		Result json.RawMessage
+		Calls  []struct {
+			Seq    int
+			Result json.RawMessage
+		}
+	}
+	code, out, errs = run(t, "", "executions", "show", o.ExecutionID, "--config", cfg)
+	if err := json.Unmarshal([]byte(out), &shown); err != nil || code != cli.ExitOK || len(shown.Calls) != 2 {
+		t.Fatalf("show: exit %d, %v\n%s%s", code, err, out, errs)
+	}
+	const note = " [not JSON in the log: its text is shown]"
+	for what, got := range map[string]json.RawMessage{"the run's result": shown.Result, "call 1's result": shown.Calls[0].Result} {
+		if !strings.HasSuffix(string(got), note+`"`) {
+			t.Errorf("%s: %s; want its text saying it is not JSON", what, got)
+		}
+	}
+	if string(shown.Calls[1].Result) != "2" {
+		t.Errorf("call 2's result: %s, want 2", shown.Calls[1].Result)
+	}
+	var call struct{ Result string }
+	code, out, errs = run(t, "", "executions", "show", o.ExecutionID, "--seq", "1", "--full", "--config", cfg)
+	if err := json.Unmarshal([]byte(out), &call); err != nil || code != cli.ExitOK || call.Result != `{"broken":`+note {
+		t.Errorf("show --seq 1 --full: exit %d, %v, result %q\n%s", code, err, call.Result, errs)
+	}
+}
+
+// approvals list prints a pending call whose stored arguments are not
+// JSON as executions show does, and the other pending calls.
+func TestApprovalsListArgsThatAreNotJSON(t *testing.T) {
+	cfg := notesConfig(t)
+	var ids []string
+	for range 2 {
+		code, out, errs := run(t, "", "run", "--config", cfg, "--code", "async () => notes.createNote({ text: 'x' })")
+		var paused struct{ Status, ExecutionID string }
+		if err := json.Unmarshal([]byte(out), &paused); err != nil || code != cli.ExitOK || paused.Status != "paused" {
+			t.Fatalf("run: %d %s %s", code, out, errs)
+		}
+		ids = append(ids, paused.ExecutionID)
+	}
+	raw, err := sql.Open("sqlite", filepath.Join(filepath.Dir(cfg), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.ExecContext(t.Context(), `UPDATE entries SET args = '{"text":' WHERE execution_id = $1`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "approvals", "list", "--config", cfg)
+	var list struct {
+		Pending []struct {
+			ExecutionID string
+			Args        json.RawMessage
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil || code != cli.ExitOK || len(list.Pending) != 2 {
+		t.Fatalf("approvals list: exit %d, %v\n%s%s", code, err, out, errs)
+	}
+	for _, p := range list.Pending {
+		var args bytes.Buffer
+		if err := json.Compact(&args, p.Args); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]string{true: `"{\"text\": [not JSON in the log: its text is shown]"`, false: `{"text":"x"}`}[p.ExecutionID == ids[0]]; args.String() != want {
+			t.Errorf("the pending call of %s: args %s, want %s", p.ExecutionID, args.String(), want)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	codemode "github.com/codemode-mcp/codemode-mcp"
 	"github.com/codemode-mcp/codemode-mcp/catalog"
 	"github.com/codemode-mcp/codemode-mcp/config"
+	"github.com/codemode-mcp/codemode-mcp/internal/jsontext"
 	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/textdist"
 	"github.com/codemode-mcp/codemode-mcp/internal/visible"
@@ -63,6 +64,9 @@ func cmdApprovals(ctx context.Context, args []string, env Env, log *slog.Logger)
 		}
 		if p == nil {
 			p = []codemode.PendingAction{}
+		}
+		for i := range p {
+			p[i].Args = shownValue(p[i].Args)
 		}
 		return printJSON(env.Stdout, map[string]any{"pending": p})
 	case "approve":
@@ -224,6 +228,7 @@ func showExecution(ctx context.Context, eng *rt.Runtime, env Env, id string, seq
 	if err != nil {
 		return err
 	}
+	e.Result = shownValue(e.Result)
 	return printJSON(env.Stdout, struct {
 		*codemode.Execution
 		Calls []codemode.Entry `json:"calls"`
@@ -242,19 +247,26 @@ func shownEntry(id string, c codemode.ClippedEntry) codemode.Entry {
 	}
 	cutJSON := func(v json.RawMessage, size int) json.RawMessage {
 		if len(v) == size {
-			return v
+			return shownValue(v)
 		}
-		b, err := json.Marshal(string(v) + note(size))
-		if err != nil { // a Go string always marshals
-			return nil
-		}
-		return b
+		return jsontext.AppendString(nil, string(v)+note(size))
 	}
 	en.Args, en.Result = cutJSON(en.Args, c.Sizes.Args), cutJSON(en.Result, c.Sizes.Result)
 	if len(en.Error) < c.Sizes.Error {
 		en.Error += note(c.Sizes.Error)
 	}
 	return en
+}
+
+// shownValue is v as `executions show` and `approvals list` print it: v
+// itself, or, if it is not JSON (another program's or a hand edit's, in
+// the store), a JSON string of its text saying so, so that one unreadable
+// value does not fail the command and hide the rest.
+func shownValue(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 || json.Valid(v) {
+		return v
+	}
+	return jsontext.AppendString(nil, string(v)+" [not JSON in the log: its text is shown]")
 }
 
 func cmdSnippets(ctx context.Context, args []string, env Env, log *slog.Logger) error {

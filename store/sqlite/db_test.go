@@ -278,6 +278,49 @@ func snippetNames(list []codemode.Snippet) []string {
 	return names
 }
 
+// Prune goes by time, and leaves a row whose time is not an integer (a
+// text, a real: a hand edit, another program) alone and out of its count,
+// for the operator to fix or delete: its age is unknown, so it is neither
+// the oldest to delete nor one of the newest to keep (a text sorts after
+// every number, newest first, and took a keep slot from a readable run).
+func TestPruneLeavesAnUnreadableTimeAlone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "codemode.db")
+	s := openAt(t, path, Options{})
+	ctx := t.Context()
+	for n := range 4 {
+		e := storetest.NewExecution(fmt.Sprintf("x%d", n), codemode.StatusCompleted)
+		e.CreatedAt = time.Unix(1_700_000_000+int64(n), 0)
+		if err := s.CreateExecution(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		r := codemode.AuditRecord{At: e.CreatedAt, Person: codemode.Person{Subject: "local:me"}, Action: codemode.AuditRun, ExecutionID: e.ID}
+		if err := s.Audit(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rawExec(t, path, `UPDATE executions SET created_at = 'yesterday' WHERE id = 'x3'`, `UPDATE executions SET created_at = 1.5 WHERE id = 'x2'`,
+		`UPDATE audit SET at = 'yesterday' WHERE execution_id = 'x3'`, `UPDATE audit SET at = 1.5 WHERE execution_id = 'x2'`)
+	if n, err := s.PruneExecutions(ctx, 1); n != 1 || err != nil {
+		t.Errorf("PruneExecutions(1) = %d, %v; want x0 deleted", n, err)
+	}
+	if n, err := s.PruneAudit(ctx, time.Unix(1_800_000_000, 0)); n != 2 || err != nil {
+		t.Errorf("PruneAudit = %d, %v; want x0's and x1's records deleted", n, err)
+	}
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, q := range []string{`SELECT group_concat(id, ' ') FROM (SELECT id FROM executions ORDER BY id)`,
+		`SELECT group_concat(execution_id, ' ') FROM (SELECT execution_id FROM audit ORDER BY execution_id)`} {
+		var left string
+		want := map[bool]string{true: "x1 x2 x3", false: "x2 x3"}[strings.Contains(q, "executions")]
+		if err := raw.QueryRowContext(ctx, q).Scan(&left); err != nil || left != want {
+			t.Errorf("%s: %q, %v after prune; want %s", q, left, err, want)
+		}
+	}
+}
+
 // TestAWriterWaitsForTheWriterBeforeIt: a write while this process's
 // writer holds SQLite's lock waits for it, however long, instead of
 // failing SQLITE_BUSY when the busy timeout passes (it did under load: 110

@@ -45,9 +45,10 @@ func (s *Store) AuditRecords(ctx context.Context, q codemode.AuditQuery) ([]code
 	return collect(ctx, s, "read the audit", query, args, scanAudit)
 }
 
-// PruneAudit deletes the records older than before (codemode.Store).
+// PruneAudit deletes the records older than before (codemode.Store), but
+// those whose time cannot be read (timed).
 func (s *Store) PruneAudit(ctx context.Context, before time.Time) (int, error) {
-	n, err := s.db.Exec(ctx, `DELETE FROM audit WHERE at < $1`, nanos(before))
+	n, err := s.db.Exec(ctx, `DELETE FROM audit WHERE at < $1 AND `+timed("at"), nanos(before))
 	if err != nil {
 		return 0, fmt.Errorf("prune the audit: %w", err)
 	}

@@ -102,7 +102,8 @@ type Store struct {
 	// The statements that name d.Order, written once. pruneTerminal keeps
 	// the newest with NOT IN … LIMIT rather than skipping them with OFFSET:
 	// SQLite takes OFFSET only after a LIMIT (-1 for none), which
-	// PostgreSQL refuses; this is one text for both.
+	// PostgreSQL refuses; this is one text for both. Both prune statements
+	// count only the runs whose created_at is an integer (timed).
 	listOrder, countTerminal, pruneTerminal, scanRecords string
 }
 
@@ -113,13 +114,25 @@ var _ connectors.Records = (*Store)(nil)
 func New(db DB, d Dialect, logger *slog.Logger) *Store {
 	return &Store{db: db, d: d, logger: logger,
 		listOrder:     ` ORDER BY created_at DESC, ` + d.Order + ` DESC`,
-		countTerminal: `SELECT count(*) FROM executions WHERE status IN ` + terminalIn,
-		pruneTerminal: `DELETE FROM executions WHERE status IN ` + terminalIn + ` AND id NOT IN (
-			SELECT id FROM executions WHERE status IN ` + terminalIn + `
+		countTerminal: `SELECT count(*) FROM executions WHERE status IN ` + terminalIn + ` AND ` + timed("created_at"),
+		pruneTerminal: `DELETE FROM executions WHERE status IN ` + terminalIn + ` AND ` + timed("created_at") + ` AND id NOT IN (
+			SELECT id FROM executions WHERE status IN ` + terminalIn + ` AND ` + timed("created_at") + `
 			ORDER BY created_at DESC, ` + d.Order + ` DESC LIMIT $1)`,
 		scanRecords: `SELECT id, value, created_at FROM records WHERE kind = $1 ORDER BY created_at DESC, ` + d.Order + ` DESC`,
 	}
 }
+
+// timed is the SQL condition that column, a time, holds an integer, as
+// every row the store writes does. SQLite keeps whatever a hand edit or
+// another program wrote (a text, a real: an unreadable row), and compares
+// it with no conversion to the integer of its cast, which it differs
+// from; in PostgreSQL's BIGINT it always holds. Prune goes by time, and
+// leaves a row of no readable time alone, out of its count: its age is
+// unknown, so it is neither the oldest to delete nor one of the newest to
+// keep (SQLite sorts a text after every number: it would take a keep
+// slot), and it stays for the operator, told by the lists that leave it
+// out (leftOut), to fix or delete.
+func timed(column string) string { return column + ` = CAST(` + column + ` AS BIGINT)` }
 
 // values is the VALUES list of an INSERT of columns: ($1, $2, …).
 func values(columns string) string {
