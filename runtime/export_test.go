@@ -102,3 +102,9 @@ func (b *BackgroundSignIn) URL() string { return b.url }
 // TaskPoll reads the tasks of run id's waiting calls once, as its waiter
 // does at every poll, and returns when to read them again.
 func TaskPoll(ctx context.Context, r *Runtime, id string) time.Duration { return r.taskPoll(ctx, id) }
+
+// WaitPoll polls waiting run id once, as its waiter does, and returns
+// whether the waiter goes on and when it polls again.
+func WaitPoll(ctx context.Context, r *Runtime, id string) (time.Duration, bool) {
+	return r.waitPoll(ctx, id)
+}

@@ -171,41 +171,17 @@ func (r *Runtime) watchWaiting(id string) {
 }
 
 // waitFor watches waiting run id until it no longer waits here or ctx
-// ends: every poll it reads the run and its calls' tasks, and resumes the
-// run once they have all ended, or at once when its owner is gone (taken
-// over). Another live process's run is left to it. A run ended while it
-// waited has its calls' tasks cancelled here: only this process's session
-// may know them.
+// ends: every poll (waitPoll) it reads the run and its calls' tasks, and
+// resumes the run once they have all ended, or at once when its owner is
+// gone (taken over).
 func (r *Runtime) waitFor(ctx context.Context, id string) {
 	for ctx.Err() == nil {
-		next := defaultTaskPoll
-		e, err := r.store.GetExecution(ctx, id)
-		switch {
-		case errors.Is(err, codemode.ErrNotFound):
+		next, more := r.waitPoll(ctx, id)
+		if !more {
 			return
-		case err != nil:
-			if ctx.Err() == nil {
-				r.log.WarnContext(ctx, "reading a waiting run failed; trying again", "execution", id, "err", err)
-			}
-		case e.Status == codemode.StatusCancelled || e.Status == codemode.StatusRejected:
-			r.cancelTasksOf(ctx, id)
-			return
-		case e.Status != codemode.StatusWaiting:
-			return
-		case e.Owner != r.own.id:
-			if _, gone := r.ownerGone(ctx, e); !gone {
-				return // its owner watches it
-			}
-			if r.resumeWaiting(ctx, e, "its owner is gone") {
-				continue
-			}
-		default:
-			if next = r.taskPoll(ctx, id); next == 0 {
-				if r.resumeWaiting(ctx, e, "its tasks ended") {
-					continue
-				}
-				next = defaultTaskPoll
-			}
+		}
+		if next == 0 {
+			continue
 		}
 		// (A waiter is not woken by status changes: a cancellation made
 		// here settles the run's calls itself, and it sees the run next.)
@@ -215,6 +191,48 @@ func (r *Runtime) waitFor(ctx context.Context, id string) {
 		case <-time.After(next):
 		}
 	}
+}
+
+// waitPoll is one poll of run id's waiter: it returns whether the waiter
+// goes on watching, and when to poll again (0: at once, the run having
+// moved on). It reads the run brief (not its code and output, up to
+// megabytes, at every poll); resumeWaiting reads whole the run it
+// resumes. Another live process's run is left to it. A run ended while
+// it waited has its calls' tasks cancelled here: only this process's
+// session may know them.
+func (r *Runtime) waitPoll(ctx context.Context, id string) (next time.Duration, more bool) {
+	list, err := r.store.ListExecutions(ctx, codemode.ExecutionFilter{ID: id, Brief: true})
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			r.log.WarnContext(ctx, "reading a waiting run failed; trying again", "execution", id, "err", err)
+		}
+		return defaultTaskPoll, true
+	case len(list) == 0:
+		return 0, false
+	}
+	switch e := list[0]; {
+	case e.Status == codemode.StatusCancelled || e.Status == codemode.StatusRejected:
+		r.cancelTasksOf(ctx, id)
+		return 0, false
+	case e.Status != codemode.StatusWaiting:
+		return 0, false
+	case e.Owner != r.own.id:
+		if _, gone := r.ownerGone(ctx, e); !gone {
+			return 0, false // its owner watches it
+		}
+		if r.resumeWaiting(ctx, e, "its owner is gone") {
+			return 0, true
+		}
+	default:
+		if next = r.taskPoll(ctx, id); next > 0 {
+			return next, true
+		}
+		if r.resumeWaiting(ctx, e, "its tasks ended") {
+			return 0, true
+		}
+	}
+	return defaultTaskPoll, true
 }
 
 // cancelTasksOf cancels, at their sources, the tasks of run id's calls
@@ -280,17 +298,30 @@ func (r *Runtime) taskPoll(ctx context.Context, id string) (poll time.Duration) 
 	return min(max(poll, minTaskPoll), maxTaskPoll)
 }
 
-// resumeWaiting claims waiting run e (waiting -> running; why is for the
-// log) and runs its pass in the background, replaying its log. A run
-// whose connectors changed while it waited cannot be replayed: it ends
-// error. It reports whether the run moved on (here or by another); false
-// when it could not be claimed (the store failed), to be tried again.
-func (r *Runtime) resumeWaiting(ctx context.Context, e *codemode.Execution, why string) bool {
+// resumeWaiting claims waiting run e, as read brief (waiting -> running;
+// why is for the log), and runs its pass in the background, replaying its
+// log. A run whose connectors changed while it waited cannot be replayed:
+// it ends error. It reports whether the run moved on (here or by
+// another); false when it could not be claimed (the store failed), to be
+// tried again.
+func (r *Runtime) resumeWaiting(ctx context.Context, brief *codemode.Execution, why string) bool {
 	done, err := r.begin()
 	if err != nil {
 		return false
 	}
 	defer done()
+	e, err := r.store.GetExecution(ctx, brief.ID) // (whole: it is written back)
+	switch {
+	case errors.Is(err, codemode.ErrNotFound):
+		return true
+	case err != nil:
+		if ctx.Err() == nil {
+			r.log.WarnContext(ctx, "reading a waiting run failed; trying again", "execution", brief.ID, "err", err)
+		}
+		return false
+	case e.Status != brief.Status || !e.UpdatedAt.Equal(brief.UpdatedAt):
+		return true // it moved on since it was read
+	}
 	if changed := r.catalog().Changed(e.Connectors); len(changed) > 0 {
 		msg := fmt.Sprintf("the connectors it used changed while it waited for its calls' tasks: %v; replaying it could call the wrong tools", changed)
 		if err := r.endIdle(ctx, e, codemode.StatusError, msg, codemode.Person{}); err != nil {

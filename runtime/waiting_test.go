@@ -426,3 +426,26 @@ func TestAPollOfTheTasksReadsNotTheWholeLog(t *testing.T) {
 		t.Errorf("a poll of a waiting run with %d steps of %d bytes logged allocated %d bytes, want at most %d", steps, size, n, steps*size/10)
 	}
 }
+
+// A waiting run's waiter reads the run brief at every poll, not its code
+// and console output: a run of 512 kB of code that printed 8 lines of
+// 128 kB before its call waits makes one poll allocate far less than the
+// 1.5 MB it holds.
+func TestAPollOfAWaitingRunReadsItBrief(t *testing.T) {
+	e := newEnv(t, setup{mcp: true, fxTasks: true})
+	const lines, size = 8, 128 << 10
+	o := e.start(fmt.Sprintf(`// %s
+		for (let i = 0; i < %d; i++) console.log("l".repeat(%d));
+		return await fx.task_counter({ name: "long", ms: 60000 })`, strings.Repeat("c", 512<<10), lines, size))
+	e.await(o.ExecutionID, waiting)
+	var m0, m1 goruntime.MemStats
+	goruntime.ReadMemStats(&m0)
+	next, more := runtime.WaitPoll(e.ctx, e.rt, o.ExecutionID)
+	goruntime.ReadMemStats(&m1)
+	if !more || next == 0 {
+		t.Fatalf("the poll returned %v, %v; want the waiter to go on, its task still running", next, more)
+	}
+	if n, bound := m1.TotalAlloc-m0.TotalAlloc, uint64(lines*size/10); n > bound {
+		t.Errorf("a poll of a waiting run of 512 kB of code and %d lines of %d bytes of output allocated %d bytes, want at most %d", lines, size, n, bound)
+	}
+}

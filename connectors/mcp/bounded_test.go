@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode-mcp/internal/scrub"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
 // A remote server's answer larger than maxMessage fails the call with why,
@@ -142,5 +143,51 @@ func TestErrorAnswerIsClipped(t *testing.T) {
 	}
 	if strings.Contains(msg, token) {
 		t.Errorf("Down() = %.200s…, which repeats the token sent", msg)
+	}
+}
+
+// TestJSONRPCErrorIsClipped: mcp-go makes a server's JSON-RPC error
+// message its error's words whole, up to a message's 64 MiB; a server
+// answering a start or a call with a long one that holds a secret
+// codemode-mcp knows must make neither a long error (logged, and shown to
+// the program) nor one that repeats the secret, over every transport.
+func TestJSONRPCErrorIsClipped(t *testing.T) {
+	const token = "tok-0123456789abcdef"
+	// (Over stdio the answer travels in an environment variable: at most
+	// 128 KiB.)
+	words := "the server broke on " + token + " " + strings.Repeat("x", 64<<10)
+	answer := `{"jsonrpc":"2.0","id":{id},"error":{"code":-32602,"message":"` + words + `"}}`
+	check := func(t *testing.T, what string, err error) {
+		t.Helper()
+		msg := fmt.Sprint(err)
+		if !strings.Contains(msg, "the server broke on "+scrub.Placeholder+" xxx") || len(msg) > maxErrorWords+1024 {
+			t.Errorf("%s = %.200s… (%d bytes), want the server's words scrubbed and clipped to about %d bytes", what, msg, len(msg), maxErrorWords)
+		}
+		if strings.Contains(msg, token) {
+			t.Errorf("%s = %.200s…, which repeats the token", what, msg)
+		}
+		if !errors.Is(err, mcpgo.ErrInvalidParams) {
+			t.Errorf("%s = %.200s…, which no longer wraps the error the code stands for", what, msg)
+		}
+	}
+	for _, tr := range misansweredTransports {
+		t.Run(tr, func(t *testing.T) {
+			t.Parallel()
+			cfg := misansweredConfig(t, tr, map[string]string{"initialize": answer})
+			cfg.Scrubber = scrub.New(token)
+			cfg.Logger = testLogger(t)
+			c, err := Dial(context.Background(), cfg)
+			if err == nil {
+				_ = c.Close()
+			}
+			check(t, "Dial()", err)
+
+			cfg = misansweredConfig(t, tr, map[string]string{"tools/call": answer})
+			cfg.Scrubber = scrub.New(token)
+			cfg.Logger = testLogger(t)
+			c = dial(t, cfg)
+			_, err = c.Call(context.Background(), "flood", nil)
+			check(t, "Call(flood)", err)
+		})
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/codemode-mcp/codemode-mcp/connectors"
 	"github.com/codemode-mcp/codemode-mcp/internal/backoff"
 	"github.com/codemode-mcp/codemode-mcp/internal/oauth"
+	"github.com/codemode-mcp/codemode-mcp/internal/short"
 	"github.com/codemode-mcp/codemode-mcp/internal/telemetry/propagate"
 )
 
@@ -382,6 +383,20 @@ type reworded struct {
 func (e *reworded) Error() string   { return e.msg }
 func (e *reworded) Unwrap() []error { return e.errs }
 
+// answered returns err, a request's failure, with its words scrubbed of
+// the secrets the connector knows and clipped to maxErrorWords, as an
+// HTTP error answer's are (errorWords): mcp-go's error for a server's
+// JSON-RPC error is its message whole, as long as a message may be (64
+// MiB), which would be logged and shown to the program. It still wraps
+// err.
+func (c *Connector) answered(err error) error {
+	msg := err.Error()
+	if words := short.Clip(c.cfg.Scrubber.String(msg), maxErrorWords); words != msg {
+		return &reworded{msg: words, errs: []error{err}}
+	}
+	return err
+}
+
 // clientVersion is the version sent in the client info (named
 // codemode-mcp): the module's, from the build info.
 func clientVersion() string {
@@ -500,7 +515,7 @@ func (c *Connector) listTools(ctx context.Context, s *session) ([]connectors.Too
 			if err == nil {
 				err = errors.New("empty result")
 			}
-			return nil, fmt.Errorf("list tools: %w", err)
+			return nil, fmt.Errorf("list tools: %w", c.answered(err))
 		}
 		var kept map[string]bool
 		if err != nil {
@@ -612,7 +627,7 @@ func (c *Connector) awaitStdio(ctx context.Context, s *session, name, tool strin
 	case err != nil && callCtx.Err() != nil:
 		err = &callEnded{cause: context.Cause(callCtx)}
 	case err == nil && reply.err != nil:
-		err = reply.err.AsError()
+		err = c.answered(reply.err.AsError())
 	}
 	release()
 	switch {
@@ -712,7 +727,7 @@ func (c *Connector) request(ctx context.Context, s *session, hide bool, send fun
 	case err == nil:
 		return nil, errEmptyResult
 	}
-	return nil, err
+	return nil, c.answered(err)
 }
 
 // callEnded is the error of a call whose context ended: cause says why

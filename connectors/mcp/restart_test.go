@@ -86,14 +86,22 @@ func TestExitBetweenCallsIsTransparent(t *testing.T) {
 	}
 }
 
-// Consecutive failures back off: RestartDelay doubling up to
-// MaxRestartDelay; a session that stays up twice MaxRestartDelay resets it.
+// Consecutive failures back off: each restart waits the delay of the
+// failures counted, RestartDelay doubling up to MaxRestartDelay (which the
+// backoff's own test shows); a session that stays up twice MaxRestartDelay
+// resets the count.
 func TestRestartBackoff(t *testing.T) {
-	const delay, maxDelay = 150 * time.Millisecond, 600 * time.Millisecond
+	// MaxRestartDelay is far longer than a session of this test lasts
+	// even on a loaded machine (a start, an echo and a crash), so that
+	// none is taken for a healthy one, which would reset the count; the
+	// healthy one is made so by moving its start back.
+	const delay, maxDelay = 100 * time.Millisecond, time.Minute
 	c := dial(t, Config{Name: "fx", Command: fixture.MCPServer(t), RestartDelay: delay, MaxRestartDelay: maxDelay})
+	if want := (backoff.Policy{First: delay, Max: maxDelay}); c.backoff != want {
+		t.Fatalf("backoff = %+v, want %+v", c.backoff, want)
+	}
 	// The restart waits (from below: a slow machine only makes it longer)
-	// the delay of the failures counted, which the backoff's own test
-	// shows double up to the maximum.
+	// the delay of the failures counted.
 	crashThenEcho := func(failures int, want time.Duration) {
 		t.Helper()
 		if _, err := c.Call(context.Background(), "crash", nil); !errors.Is(err, ErrDisconnected) {
@@ -111,10 +119,14 @@ func TestRestartBackoff(t *testing.T) {
 			t.Errorf("%d failures counted (a delay of %v), want %d (%v)", n, c.backoff.Delay(n), failures, want)
 		}
 	}
-	for i, want := range []time.Duration{delay, 2 * delay, 4 * delay, maxDelay} {
+	for i, want := range []time.Duration{delay, 2 * delay, 4 * delay} {
 		crashThenEcho(i+1, want)
 	}
-	time.Sleep(2*maxDelay + 100*time.Millisecond) // a healthy period: the thing under test is time
+	// A healthy period: the live session started twice the maximum delay
+	// ago, as far as the count is concerned.
+	c.mu.Lock()
+	c.sess.started = c.sess.started.Add(-2 * maxDelay)
+	c.mu.Unlock()
 	crashThenEcho(1, delay)
 }
 

@@ -153,7 +153,7 @@ func (s *session) connect(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("initialize: %w", context.Cause(ctx))
 		}
-		return fmt.Errorf("initialize: %w", err)
+		return fmt.Errorf("initialize: %w", c.answered(err))
 	}
 	s.serverName = res.ServerInfo.Name
 	s.serverVersion = res.ServerInfo.Version

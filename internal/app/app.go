@@ -416,7 +416,7 @@ func (a *App) observe() error {
 		return nil
 	}
 	stop, err := a.metrics.ObservePending(func(ctx context.Context) (int64, error) {
-		paused, err := a.Store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused})
+		paused, err := a.Store.ListExecutions(ctx, codemode.ExecutionFilter{Status: codemode.StatusPaused, Brief: true}) // (a count, at every scrape)
 		return int64(len(paused)), err
 	})
 	if err != nil {

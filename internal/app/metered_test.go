@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +112,52 @@ func TestMetricsCountDownstreamRestarts(t *testing.T) {
 		if !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("no %s in\n%s", want, rec.Body)
 		}
+	}
+}
+
+// A scrape counts the paused runs without reading them whole: 10 paused
+// runs, each with 512 kB of code and 512 kB of console output (10 MB),
+// make a scrape of the metrics allocate far less than that.
+func TestMetricsCountPausedRunsBrief(t *testing.T) {
+	ctx := context.Background()
+	m, err := telemetry.NewMetrics(ctx, telemetry.MetricsOptions{Prometheus: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown(ctx)
+	dir := t.TempDir()
+	cfg, err := config.Parse([]byte("store:\n  path: ./c.db\nsandbox:\n  isolation: inprocess\n"), filepath.Join(dir, "codemode.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Open(ctx, cfg, Options{Logger: slog.New(slog.DiscardHandler), Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	const runs, size = 10, 512 << 10
+	now := time.Now().UTC()
+	for i := range runs {
+		e := &codemode.Execution{ID: fmt.Sprintf("exec_%d", i), Code: strings.Repeat("1", size), Logs: []string{strings.Repeat("l", size)},
+			Status: codemode.StatusPaused, CreatedAt: now, UpdatedAt: now}
+		if err := a.Store.CreateExecution(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scrape := func() string {
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		return rec.Body.String()
+	}
+	scrape() // (what a first scrape sets up)
+	var m0, m1 goruntime.MemStats
+	goruntime.ReadMemStats(&m0)
+	body := scrape()
+	goruntime.ReadMemStats(&m1)
+	if want := fmt.Sprintf("codemode_approvals_pending %d", runs); !strings.Contains(body, want) {
+		t.Fatalf("no %s in\n%s", want, body)
+	}
+	if n, bound := m1.TotalAlloc-m0.TotalAlloc, uint64(runs*2*size/10); n > bound {
+		t.Errorf("a scrape with %d paused runs of %d bytes of code and output allocated %d bytes, want at most %d", runs, 2*size, n, bound)
 	}
 }
