@@ -1099,7 +1099,10 @@ func TestACancelledTaskResultEndsOverHTTP(t *testing.T) {
 		result <- post(fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tasks/result","params":{"taskId":%q}}`, id))
 	}()
 	fixture.Until(t, "tasks/result to read what the task waits for", func() bool { return reads.n.Load() > 0 })
-	if resp := post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`); resp.StatusCode != http.StatusAccepted {
+	// 202, or 200 when mcp-go had a notification of the session waiting
+	// and sent it on this POST's answer, as an event stream (it does so
+	// for any POST; seen under load).
+	if resp := post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`); resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusOK {
 		t.Errorf("notifications/cancelled: status %d", resp.StatusCode)
 	}
 	resp = fixture.Wait(t, "the cancelled tasks/result's end", result)
